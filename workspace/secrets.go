@@ -1,0 +1,84 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const inlineSecretHint = "secrets are never written inline; write {env: VARIABLE} or {file: /path/to/secret}"
+
+func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode {
+		d.errorf(n, "%s", inlineSecretHint)
+		return
+	}
+	type plain SecretRef
+	var p plain
+	d.decodeStruct(n, reflectValue(&p), "secret")
+	*s = SecretRef(p)
+	d.checkSecretRef(n, s)
+}
+
+func (c *Credential) decodeNode(d *decoder, n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode {
+		d.errorf(n, "credential: %s", inlineSecretHint)
+		return
+	}
+	var s SecretRef
+	s.decodeNode(d, n)
+	c.SecretRef = s
+}
+
+func (d *decoder) checkSecretRef(n *yaml.Node, s *SecretRef) {
+	switch {
+	case s.Env == "" && s.File == "":
+		d.errorf(n, "a secret needs a source; write {env: VARIABLE} or {file: /path/to/secret}")
+	case s.Env != "" && s.File != "":
+		d.errorf(n, "a secret has one source; give env or file, not both")
+	}
+}
+
+// Resolve reads the secret's value from its environment variable or file.
+// A missing source is an error naming where it looked, so a gateway never
+// starts with an empty secret.
+func (s *SecretRef) Resolve(getenv func(string) string) (string, error) {
+	switch {
+	case s.Env != "":
+		v := getenv(s.Env)
+		if v == "" {
+			return "", fmt.Errorf("%s: environment variable %s is empty or unset; export it before starting toolgate", s.Pos, s.Env)
+		}
+		return v, nil
+	case s.File != "":
+		b, err := os.ReadFile(s.File)
+		if err != nil {
+			return "", fmt.Errorf("%s: read secret file: %w", s.Pos, err)
+		}
+		v := strings.TrimRight(string(b), "\r\n")
+		if v == "" {
+			return "", fmt.Errorf("%s: secret file %s is empty", s.Pos, s.File)
+		}
+		return v, nil
+	}
+	return "", fmt.Errorf("%s: secret has no source", s.Pos)
+}
+
+// ResolveCredentials reads every declared credential. Values never leave
+// the process except through a pack's env or a server's env/headers.
+func (ws *Workspace) ResolveCredentials(getenv func(string) string) (map[string]string, error) {
+	out := make(map[string]string, len(ws.Credentials))
+	var errs []error
+	for name, c := range ws.Credentials {
+		v, err := c.Resolve(getenv)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("credential %q: %w", name, err))
+			continue
+		}
+		out[name] = v
+	}
+	return out, errors.Join(errs...)
+}
