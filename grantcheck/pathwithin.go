@@ -1,0 +1,81 @@
+package grantcheck
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// maxLinks bounds the symlinks followed while resolving one path, as the
+// kernel does (ELOOP).
+const maxLinks = 40
+
+// resolvePath turns an absolute path into the path the operating system
+// would reach: component by component, following every symlink that exists,
+// applying ".." to the resolved directory (so link/.. is the parent of the
+// link's target, not of the link). Components that do not exist yet are
+// taken literally — a command may create them, and a directory it creates
+// is not a symlink. This is "clean, then resolve the longest existing
+// prefix" without the trap of cleaning ".." lexically before resolving.
+func resolvePath(path string) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", fmt.Errorf("%q is not absolute", path)
+	}
+	dest := string(filepath.Separator)
+	rest := path
+	links := 0
+	for rest != "" {
+		var comp string
+		comp, rest, _ = strings.Cut(rest, string(filepath.Separator))
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			dest = filepath.Dir(dest)
+			continue
+		}
+		next := filepath.Join(dest, comp)
+		fi, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			dest = next
+			continue
+		case err != nil:
+			return "", err
+		case fi.Mode()&fs.ModeSymlink == 0:
+			dest = next
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", errTooManyLinks
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			dest = string(filepath.Separator)
+		}
+		if rest == "" {
+			rest = target
+		} else {
+			rest = target + string(filepath.Separator) + rest
+		}
+	}
+	return dest, nil
+}
+
+// within reports whether path is root or below it. Both are resolved, so a
+// plain prefix test on a separator boundary is exact: /data-evil is not
+// within /data.
+func within(path, root string) bool {
+	if root == string(filepath.Separator) {
+		return true
+	}
+	return path == root || (strings.HasPrefix(path, root) && path[len(root)] == filepath.Separator)
+}

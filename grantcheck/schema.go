@@ -1,0 +1,113 @@
+package grantcheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// inputSchema is one tool's compiled input schema. The library validator is
+// the authority; fast, when not nil, accepts the common flat-object subset
+// without allocating and defers every other case to the library.
+type inputSchema struct {
+	lib   *jsonschema.Schema
+	fast  *fastSchema
+	raw   json.RawMessage
+	props map[string]bool
+}
+
+// emptyInputs is the schema of a command that declares no inputs: it takes
+// no arguments at all.
+const emptyInputs = `{"type":"object","properties":{},"additionalProperties":false}`
+
+// compileSchema compiles raw (JSON) under the resource name url.
+func compileSchema(url string, raw []byte) (*inputSchema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("an input schema must be a JSON object with type: object")
+	}
+	if t, isString := obj["type"].(string); isString && t != "object" {
+		return nil, fmt.Errorf("an input schema must have type: object, not %s", t)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	lib, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("invalid JSON Schema: %s", oneLine(err.Error()))
+	}
+	s := &inputSchema{lib: lib, fast: compileFast(obj), raw: json.RawMessage(raw), props: map[string]bool{}}
+	if props, ok := obj["properties"].(map[string]any); ok {
+		for k := range props {
+			s.props[k] = true
+		}
+	}
+	return s, nil
+}
+
+// validate checks args against the schema, returning a readable error.
+func (s *inputSchema) validate(args map[string]any) error {
+	if s.fast != nil && s.fast.accepts(args) {
+		return nil
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := s.lib.Validate(args); err != nil {
+		return errors.New(describeValidation(err))
+	}
+	return nil
+}
+
+// describeValidation flattens a validation error to its leaf causes, each
+// located at the argument it concerns.
+func describeValidation(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return oneLine(err.Error())
+	}
+	p := message.NewPrinter(language.English)
+	var msgs []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		msg := e.ErrorKind.LocalizedString(p)
+		if len(e.InstanceLocation) == 0 {
+			msgs = append(msgs, msg)
+			return
+		}
+		msgs = append(msgs, fmt.Sprintf("argument %q: %s", strings.Join(e.InstanceLocation, "/"), msg))
+	}
+	walk(ve)
+	sort.Strings(msgs)
+	return strings.Join(msgs, "; ")
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// marshalInputs turns a command's YAML inputs into JSON for the compiler.
+func marshalInputs(inputs map[string]any) ([]byte, error) {
+	if inputs == nil {
+		return []byte(emptyInputs), nil
+	}
+	return json.Marshal(inputs)
+}
