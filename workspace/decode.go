@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -10,29 +11,84 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// maxDepth bounds how deeply values may nest (aliases included). Real
+// workspaces stay below a few dozen levels; the bound keeps recursion, and
+// so the stack, small whatever the input.
+const maxDepth = 1000
+
+// minAliasAllowance is how many values alias expansion may add to a small
+// document before decoding stops; larger documents may grow by their own
+// size. This bounds time and memory against "billion laughs" inputs.
+const minAliasAllowance = 250_000
+
+// maxErrors is how many errors one load reports before it stops.
+const maxErrors = 500
+
 // decoder turns a yaml.Node tree into the typed declarations, strictly:
 // unknown keys, duplicate keys and wrong kinds are recorded with their
 // position and decoding carries on, so one run reports every problem.
 type decoder struct {
 	file string
 	errs ErrorList
+	// structs caches the YAML layout of each struct type decoded.
+	structs map[reflect.Type]*structInfo
+	// budget is how many more values may be decoded; aliases re-visit their
+	// anchor's values, so this is what bounds alias expansion.
+	budget    int
+	exhausted bool
+	depth     int
+	// expanding holds the anchors whose alias is being decoded, to refuse an
+	// anchor that contains an alias of itself.
+	expanding map[*yaml.Node]bool
+}
+
+// newDecoder returns a decoder for the document rooted at root, with an
+// expansion budget proportional to the document's size.
+func newDecoder(file string, root *yaml.Node) *decoder {
+	n := countNodes(root)
+	return &decoder{
+		file:      file,
+		structs:   map[reflect.Type]*structInfo{},
+		budget:    2*n + max(n, minAliasAllowance),
+		expanding: map[*yaml.Node]bool{},
+	}
+}
+
+// countNodes counts the nodes written in a document, not following aliases.
+func countNodes(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	c := 1
+	for _, ch := range n.Content {
+		c += countNodes(ch)
+	}
+	return c
 }
 
 func (d *decoder) pos(n *yaml.Node) Pos { return Pos{File: d.file, Line: n.Line, Col: n.Column} }
 
+// errorf records a problem at n. Past maxErrors, decoding stops: a file
+// that wrong is fixed from the first errors, and aliases cannot multiply
+// errors into a flood.
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
+	if len(d.errs) >= maxErrors {
+		d.exhausted = true
+		return
+	}
 	d.errs = append(d.errs, &Error{Pos: d.pos(n), Msg: fmt.Sprintf(format, args...)})
 }
 
 var (
-	posType     = reflect.TypeFor[Pos]()
-	keyPosType  = reflect.TypeFor[map[string]Pos]()
-	posListType = reflect.TypeFor[[]Pos]()
+	posType       = reflect.TypeFor[Pos]()
+	keyPosType    = reflect.TypeFor[map[string]Pos]()
+	posListType   = reflect.TypeFor[[]Pos]()
+	secretRefType = reflect.TypeFor[SecretRef]()
 )
 
 // nodeDecoder is implemented by types whose YAML form is not a plain struct.
 type nodeDecoder interface {
-	decodeNode(d *decoder, n *yaml.Node)
+	decodeNode(d *decoder, n *yaml.Node, what string)
 }
 
 // resolveAlias follows YAML aliases; anchors are allowed, merge keys are not.
@@ -43,39 +99,105 @@ func resolveAlias(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// isNull reports whether n (aliases followed) is an explicit or empty null.
+func isNull(n *yaml.Node) bool {
+	n = resolveAlias(n)
+	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+// enter starts decoding n: it follows an alias (refusing one inside its own
+// anchor), charges the expansion budget and the depth bound, and returns the
+// node to decode, or nil when it must not be decoded. Every enter that
+// returns a node must be paired with leave(n) on the original node.
+func (d *decoder) enter(n *yaml.Node) *yaml.Node {
+	if n == nil || d.exhausted {
+		return nil
+	}
+	target := n
+	if n.Kind == yaml.AliasNode {
+		target = resolveAlias(n)
+		if target == nil {
+			return nil
+		}
+		if d.expanding[target] {
+			d.errorf(n, "alias *%s is used inside its own anchor &%s; a value cannot contain itself", n.Value, n.Value)
+			return nil
+		}
+		d.expanding[target] = true
+	}
+	d.budget--
+	d.depth++
+	switch {
+	case d.budget < 0:
+		d.exhausted = true
+		d.errorf(n, "this file expands to too many values through YAML aliases (*name); write the repeated parts out or alias less")
+	case d.depth > maxDepth:
+		d.errorf(n, "values are nested more than %d levels deep; flatten this declaration", maxDepth)
+	default:
+		return target
+	}
+	d.leave(n)
+	return nil
+}
+
+// leave ends what enter(n) started.
+func (d *decoder) leave(n *yaml.Node) {
+	d.depth--
+	if n.Kind == yaml.AliasNode {
+		delete(d.expanding, resolveAlias(n))
+	}
+}
+
+// key returns a mapping key's text, or records why it cannot be used: keys
+// must be plain scalars, and YAML merge keys (<<) are refused so that every
+// field is written where it applies.
+func (d *decoder) key(k *yaml.Node, what string) (string, bool) {
+	k = resolveAlias(k)
+	switch {
+	case k == nil:
+		return "", false
+	case k.Kind != yaml.ScalarNode:
+		d.errorf(k, "%s: keys must be plain strings, not a %s", what, kindName(k))
+		return "", false
+	case k.Tag == "!!merge":
+		d.errorf(k, "YAML merge keys (<<) are not supported in %s; write the fields out", what)
+		return "", false
+	}
+	return k.Value, true
+}
+
 // decode fills v (a settable value) from n, recording problems in d.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
-	n = resolveAlias(n)
-	if n == nil {
+	orig := n
+	if n = d.enter(n); n == nil {
 		return
 	}
+	defer d.leave(orig)
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return
 	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		v = v.Elem()
+	}
+	d.decodeValue(n, v, what)
+}
+
+// decodeValue is decode for a node already entered.
+func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value, what string) {
 	if v.CanAddr() {
 		if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
-			nd.decodeNode(d, n)
+			nd.decodeNode(d, n, what)
 			return
 		}
 	}
 	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			v.Set(reflect.New(v.Type().Elem()))
-		}
-		d.decode(n, v.Elem(), what)
 	case reflect.Struct:
 		d.decodeStruct(n, v, what)
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, "%s must be a list (for example [a, b])", what)
-			return
-		}
-		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-		for i, item := range n.Content {
-			d.decode(item, s.Index(i), fmt.Sprintf("%s[%d]", what, i))
-		}
-		v.Set(s)
+		d.decodeSlice(n, v, what)
 	case reflect.Map:
 		d.decodeMap(n, v, what, nil)
 	case reflect.String:
@@ -94,20 +216,39 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
 	case reflect.Int:
 		if s, ok := d.scalar(n, what); ok {
 			i, err := strconv.Atoi(s)
-			if err != nil {
+			if err != nil || n.Tag != "!!int" {
 				d.errorf(n, "%s must be a whole number, not %q", what, s)
 				return
 			}
 			v.SetInt(int64(i))
 		}
 	case reflect.Interface:
-		val, ok := d.anyValue(n, what)
-		if ok && val != nil {
+		if val, ok := d.anyValue(n, what); ok && val != nil {
 			v.Set(reflect.ValueOf(val))
 		}
 	default:
 		panic(fmt.Sprintf("workspace: no decoder for %s", v.Type()))
 	}
+}
+
+func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, what string) {
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "%s must be a list (for example [a, b]), not a %s", what, kindName(n))
+		return
+	}
+	// Empty items are reported and left out, so that no later check meets a
+	// nil declaration; fillListPos skips them the same way.
+	s := reflect.MakeSlice(v.Type(), 0, len(n.Content))
+	for i, item := range n.Content {
+		sub := fmt.Sprintf("%s[%d]", what, i)
+		if isNull(item) {
+			d.errorf(item, "%s is empty; remove the empty list item or give it a value", sub)
+			continue
+		}
+		s = reflect.Append(s, reflect.Zero(v.Type().Elem()))
+		d.decode(item, s.Index(s.Len()-1), sub)
+	}
+	v.Set(s)
 }
 
 // scalar returns a scalar node's text, or records that a scalar was expected.
@@ -130,93 +271,6 @@ func kindName(n *yaml.Node) string {
 	}
 }
 
-// fieldIndex lists a struct's YAML keys, following inline embeddings.
-func fieldIndex(t reflect.Type) (map[string][]int, []string) {
-	idx := map[string][]int{}
-	var names []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("yaml")
-		if tag == "" {
-			continue
-		}
-		name, opt, _ := strings.Cut(tag, ",")
-		if opt == "inline" {
-			sub, subNames := fieldIndex(f.Type)
-			for k, p := range sub {
-				idx[k] = append([]int{i}, p...)
-			}
-			names = append(names, subNames...)
-			continue
-		}
-		idx[name] = []int{i}
-		names = append(names, name)
-	}
-	return idx, names
-}
-
-func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, what string) {
-	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "%s must be a mapping of keys to values, not a %s", what, kindName(n))
-		return
-	}
-	t := v.Type()
-	if f, ok := t.FieldByName("Pos"); ok && f.Type == posType {
-		v.FieldByIndex(f.Index).Set(reflect.ValueOf(d.pos(n)))
-	}
-	if f, ok := t.FieldByName("SecretRef"); ok && f.Anonymous {
-		v.FieldByIndex(f.Index).FieldByName("Pos").Set(reflect.ValueOf(d.pos(n)))
-	}
-	var keyPos map[string]Pos
-	if f, ok := t.FieldByName("KeyPos"); ok && f.Type == keyPosType {
-		keyPos = map[string]Pos{}
-		v.FieldByIndex(f.Index).Set(reflect.ValueOf(keyPos))
-	}
-	idx, names := fieldIndex(t)
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
-		if k.Value == "<<" {
-			d.errorf(k, "YAML merge keys (<<) are not supported in %s; write the fields out", what)
-			continue
-		}
-		if seen[k.Value] {
-			d.errorf(k, "%s: key %q is given twice; keep one", what, k.Value)
-			continue
-		}
-		seen[k.Value] = true
-		fi, ok := idx[k.Value]
-		if !ok {
-			d.errorf(k, "unknown field %q in %s; valid fields are: %s", k.Value, what, strings.Join(sorted(names), ", "))
-			continue
-		}
-		fv := v.FieldByIndex(fi)
-		sub := what + "." + k.Value
-		if fv.Kind() == reflect.Map && keyPos != nil {
-			d.decodeMap(val, fv, sub, func(key string, kn *yaml.Node) { keyPos[k.Value+"."+key] = d.pos(kn) })
-			continue
-		}
-		d.decode(val, fv, sub)
-		if f, ok := t.FieldByName(fieldName(t, fi) + "Pos"); ok && f.Type == posListType {
-			d.fillListPos(val, v.FieldByIndex(f.Index))
-		}
-	}
-}
-
-func fieldName(t reflect.Type, index []int) string { return t.FieldByIndex(index).Name }
-
-func (d *decoder) fillListPos(n *yaml.Node, v reflect.Value) {
-	n = resolveAlias(n)
-	if n == nil || n.Kind != yaml.SequenceNode {
-		return
-	}
-	ps := make([]Pos, len(n.Content))
-	for i, item := range n.Content {
-		ps[i] = d.pos(item)
-	}
-	v.Set(reflect.ValueOf(ps))
-}
-
 func sorted(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
@@ -232,34 +286,46 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, what string, onKey fu
 		d.errorf(n, "%s must be a mapping of keys to values, not a %s", what, kindName(n))
 		return
 	}
-	if v.Kind() == reflect.Map && v.Type().Key().Kind() != reflect.String {
+	t := v.Type()
+	if t.Key().Kind() != reflect.String {
 		panic("workspace: map keys must be strings")
 	}
-	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	elem := t.Elem()
+	m := reflect.MakeMapWithSize(t, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			d.errorf(k, "%s: keys must be plain strings", what)
+		name, ok := d.key(k, what)
+		if !ok {
 			continue
 		}
-		if m.MapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key())).IsValid() {
-			d.errorf(k, "%s: key %q is given twice; keep one", what, k.Value)
+		kv := reflect.ValueOf(name).Convert(t.Key())
+		if m.MapIndex(kv).IsValid() {
+			d.errorf(k, "%s: key %q is given twice; keep one", what, name)
 			continue
 		}
-		ev := reflect.New(v.Type().Elem()).Elem()
-		d.decode(val, ev, what+"."+k.Value)
+		sub := what + "." + name
+		if elem.Kind() != reflect.Interface && isNull(val) {
+			hint := ""
+			if elem == reflect.TypeFor[string]() {
+				hint = ` (write "" for an empty string)`
+			}
+			d.errorf(k, "%s has no value; give it one%s", sub, hint)
+			continue
+		}
+		ev := reflect.New(elem).Elem()
+		d.decode(val, ev, sub)
 		if onKey != nil {
-			onKey(k.Value, k)
+			onKey(name, k)
 		}
-		if ev.Kind() == reflect.Pointer && ev.IsNil() {
-			ev.Set(reflect.New(ev.Type().Elem()))
-		}
-		if nm := ev; nm.Kind() == reflect.Pointer {
-			if f := nm.Elem().FieldByName("Name"); f.IsValid() && f.Kind() == reflect.String {
-				f.SetString(k.Value)
+		if ev.Kind() == reflect.Pointer {
+			if ev.IsNil() {
+				ev.Set(reflect.New(elem.Elem()))
+			}
+			if f := ev.Elem().FieldByName("Name"); f.IsValid() && f.Kind() == reflect.String {
+				f.SetString(name)
 			}
 		}
-		m.SetMapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key()), ev)
+		m.SetMapIndex(kv, ev)
 	}
 	v.Set(m)
 }
@@ -268,21 +334,29 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, what string, onKey fu
 // string, float64, bool, nil), which is what JSON Schemas and constraint
 // values are compared against.
 func (d *decoder) anyValue(n *yaml.Node, what string) (any, bool) {
-	n = resolveAlias(n)
+	orig := n
+	if n = d.enter(n); n == nil {
+		return nil, false
+	}
+	defer d.leave(orig)
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
-			if _, dup := m[k.Value]; dup {
-				d.errorf(k, "%s: key %q is given twice; keep one", what, k.Value)
-				continue
-			}
-			val, ok := d.anyValue(n.Content[i+1], what+"."+k.Value)
+			name, ok := d.key(k, what)
 			if !ok {
 				return nil, false
 			}
-			m[k.Value] = val
+			if _, dup := m[name]; dup {
+				d.errorf(k, "%s: key %q is given twice; keep one", what, name)
+				return nil, false
+			}
+			val, ok := d.anyValue(n.Content[i+1], what+"."+name)
+			if !ok {
+				return nil, false
+			}
+			m[name] = val
 		}
 		return m, true
 	case yaml.SequenceNode:
@@ -303,22 +377,33 @@ func (d *decoder) anyValue(n *yaml.Node, what string) (any, bool) {
 			b, _ := strconv.ParseBool(n.Value)
 			return b, true
 		case "!!int", "!!float":
-			f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
-			if err != nil {
-				i, ierr := strconv.ParseInt(n.Value, 0, 64)
-				if ierr != nil {
-					d.errorf(n, "%s: %q is not a number JSON can hold", what, n.Value)
-					return nil, false
-				}
-				f = float64(i)
-			}
-			return f, true
+			return d.jsonNumber(n, what)
 		default:
 			return n.Value, true
 		}
 	}
 	d.errorf(n, "%s: unsupported YAML value", what)
 	return nil, false
+}
+
+// jsonNumber reads an int or float scalar as the float64 JSON holds. YAML's
+// .inf and .nan, and numbers out of float64 range, are refused.
+func (d *decoder) jsonNumber(n *yaml.Node, what string) (any, bool) {
+	plain := strings.ReplaceAll(n.Value, "_", "")
+	if n.Tag == "!!int" {
+		if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
+			return float64(i), true
+		}
+		if u, err := strconv.ParseUint(plain, 0, 64); err == nil {
+			return float64(u), true
+		}
+	}
+	f, err := strconv.ParseFloat(plain, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		d.errorf(n, "%s: %q is not a number JSON can hold", what, n.Value)
+		return nil, false
+	}
+	return f, true
 }
 
 func reflectValue(p any) reflect.Value { return reflect.ValueOf(p).Elem() }

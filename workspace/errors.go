@@ -41,7 +41,8 @@ func (l ErrorList) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Sort orders errors by file, line and column, so output is stable.
+// Sort orders errors by file, line, column and message, so output is
+// stable whatever order the checks ran in.
 func (l ErrorList) Sort() {
 	sort.SliceStable(l, func(i, j int) bool {
 		a, b := l[i].Pos, l[j].Pos
@@ -51,7 +52,10 @@ func (l ErrorList) Sort() {
 		if a.Line != b.Line {
 			return a.Line < b.Line
 		}
-		return a.Col < b.Col
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		return l[i].Msg < l[j].Msg
 	})
 }
 

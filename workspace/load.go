@@ -10,39 +10,61 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/toolgate/toolgate/bundled"
 )
 
+// MaxFileBytes caps the size of a workspace file (and of a bundled pack).
+// Real workspaces are a few kilobytes; the cap keeps a wrong path or a
+// hostile file from exhausting memory before any check runs.
+const MaxFileBytes = 8 << 20
+
 // Load reads and strictly validates the workspace file at path. The error,
 // when not nil, is an ErrorList holding every problem found, each with
 // FILE:LINE:COL. Checks that need the engines (requires, grants) are run by
 // their packages on the returned value.
 func Load(path string) (*Workspace, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read workspace: %w (pass -w FILE or set TOOLGATE_WORKSPACE)", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read workspace %s: %w", path, err)
 	}
 	return Parse(path, data)
 }
 
 // Parse is Load on bytes already read; name is used in error positions.
 func Parse(name string, data []byte) (*Workspace, error) {
-	d := &decoder{file: name}
-	root, ok := d.parseDocument(data)
-	if !ok {
+	first := Pos{File: name, Line: 1, Col: 1}
+	if len(data) > MaxFileBytes {
+		return nil, ErrorList{Errorf(first, "the workspace file is larger than %d MiB; a workspace declares surfaces and agents, not data — check the path", MaxFileBytes>>20)}
+	}
+	root, errs := parseDocument(name, data)
+	if errs != nil {
+		return nil, errs.Err()
+	}
+	if isNull(root) {
+		return nil, ErrorList{Errorf(first, "the workspace file is empty; start it with version: 1")}
+	}
+	d := newDecoder(name, root)
+	if root.Kind != yaml.MappingNode {
+		d.errorf(root, "a workspace file is a mapping of keys to values (version:, gateway:, command_packs:, ...), not a %s", kindName(root))
 		return nil, d.errs.Err()
 	}
 	sum := sha256.Sum256(data)
 	ws := &Workspace{Path: name, Revision: hex.EncodeToString(sum[:])}
-	if root == nil {
-		d.errs = append(d.errs, &Error{Pos: Pos{File: name, Line: 1, Col: 1}, Msg: "the workspace file is empty; start it with version: 1"})
-		return nil, d.errs.Err()
-	}
 	d.decodeStruct(root, reflect.ValueOf(ws).Elem(), "workspace")
+	if d.exhausted {
+		return nil, capErrors(d.errs)
+	}
 	for _, p := range ws.CommandPacks {
 		if p != nil && p.Use != "" {
 			d.expandBundled(p)
@@ -50,39 +72,74 @@ func Parse(name string, data []byte) (*Workspace, error) {
 	}
 	v := &validator{ws: ws, errs: &d.errs}
 	v.run(root)
-	if err := d.errs.Err(); err != nil {
+	if err := capErrors(d.errs); err != nil {
 		return nil, err
 	}
 	return ws, nil
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// capErrors sorts the errors and keeps the first maxErrors, saying so when
+// it drops any or when decoding stopped early.
+func capErrors(errs ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	errs.Sort()
+	if len(errs) < maxErrors {
+		return errs
+	}
+	last := errs[maxErrors-1].Pos
+	errs = append(errs[:maxErrors:maxErrors], Errorf(last, "too many errors (%d or more); fix these and load again", maxErrors))
+	return errs
+}
 
-// parseDocument parses exactly one YAML document into its root node.
-func (d *decoder) parseDocument(data []byte) (*yaml.Node, bool) {
+var (
+	yamlLineRE   = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+)
+
+// parseDocument parses exactly one YAML document into its root node; nil
+// with no errors means the file holds no document at all.
+func parseDocument(name string, data []byte) (*yaml.Node, ErrorList) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, true
+			return nil, nil
 		}
-		line, msg := 1, err.Error()
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			fmt.Sscan(m[1], &line)
-			msg = m[2]
-		}
-		d.errs = append(d.errs, &Error{Pos: Pos{File: d.file, Line: line, Col: 1}, Msg: "YAML syntax: " + strings.TrimPrefix(msg, "yaml: ")})
-		return nil, false
+		return nil, ErrorList{syntaxError(name, data, err)}
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		d.errorf(&extra, "a workspace file holds one YAML document; remove the extra '---' document")
-		return nil, false
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		p := Pos{File: name, Line: max(extra.Line, 1), Col: max(extra.Column, 1)}
+		return nil, ErrorList{Errorf(p, "a workspace file holds one YAML document; remove the extra '---' document")}
+	case !errors.Is(err, io.EOF):
+		return nil, ErrorList{syntaxError(name, data, err)}
 	}
 	if len(doc.Content) == 0 {
-		return nil, true
+		return nil, nil
 	}
-	return doc.Content[0], true
+	return doc.Content[0], nil
+}
+
+// syntaxError positions a YAML parser error. The parser names a line for
+// most errors but never a column; an unknown anchor is located by its first
+// use.
+func syntaxError(name string, data []byte, err error) *Error {
+	line, col, msg := 1, 1, err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if l, convErr := strconv.Atoi(m[1]); convErr == nil && l > 0 {
+			line = l
+		}
+		msg = m[2]
+	} else if m := yamlAnchorRE.FindStringSubmatch(msg); m != nil {
+		if i := bytes.Index(data, []byte("*"+m[1])); i >= 0 {
+			line = 1 + bytes.Count(data[:i], []byte("\n"))
+			col = 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:i], '\n')+1:i])
+		}
+	}
+	return Errorf(Pos{File: name, Line: line, Col: col}, "YAML syntax: %s", strings.TrimPrefix(msg, "yaml: "))
 }
 
 // packOverrides are the fields a `use: bundled/<id>` entry may set; the
@@ -110,14 +167,18 @@ func (d *decoder) expandBundled(p *CommandPack) {
 		d.errs = append(d.errs, Errorf(p.Pos, "pack using %q cannot declare commands or requires; they come from the bundle (declare a pack of your own instead)", p.Use))
 		return
 	}
-	bd := &decoder{file: name}
-	root, ok := bd.parseDocument(data)
-	var base CommandPack
-	if ok && root != nil {
-		bd.decodeStruct(root, reflect.ValueOf(&base).Elem(), "bundled pack")
+	root, errs := parseDocument(name, data)
+	if root == nil && errs == nil {
+		errs = ErrorList{Errorf(Pos{File: name, Line: 1, Col: 1}, "bundled pack is empty")}
 	}
-	if len(bd.errs) > 0 {
-		d.errs = append(d.errs, bd.errs...)
+	var base CommandPack
+	if errs == nil {
+		bd := newDecoder(name, root)
+		bd.decodeStruct(root, reflect.ValueOf(&base).Elem(), "bundled pack")
+		errs = bd.errs
+	}
+	if len(errs) > 0 {
+		d.errs = append(d.errs, errs...)
 		return
 	}
 	over := reflect.ValueOf(p).Elem()

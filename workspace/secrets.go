@@ -11,25 +11,29 @@ import (
 
 const inlineSecretHint = "secrets are never written inline; write {env: VARIABLE} or {file: /path/to/secret}"
 
-func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node) {
+func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node, what string) {
 	if n.Kind == yaml.ScalarNode {
 		d.errorf(n, "%s", inlineSecretHint)
 		return
 	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "a secret is {env: VARIABLE} or {file: /path/to/secret}, not a %s", kindName(n))
+		return
+	}
 	type plain SecretRef
 	var p plain
-	d.decodeStruct(n, reflectValue(&p), "secret")
+	d.decodeStruct(n, reflectValue(&p), what)
 	*s = SecretRef(p)
 	d.checkSecretRef(n, s)
 }
 
-func (c *Credential) decodeNode(d *decoder, n *yaml.Node) {
+func (c *Credential) decodeNode(d *decoder, n *yaml.Node, what string) {
 	if n.Kind == yaml.ScalarNode {
 		d.errorf(n, "credential: %s", inlineSecretHint)
 		return
 	}
 	var s SecretRef
-	s.decodeNode(d, n)
+	s.decodeNode(d, n, what)
 	c.SecretRef = s
 }
 

@@ -149,7 +149,7 @@ type CommandPack struct {
 	TimeoutOverrides    map[string]Duration `yaml:"timeout_overrides"`
 	MaxOutput           ByteSize            `yaml:"max_output"`
 	Requires            []*Requirement      `yaml:"requires"`
-	CredentialsRef      []string            `yaml:"credentials_ref"`
+	CredentialsRef      []string            `yaml:"credentials_ref,one_or_list"`
 	Env                 map[string]string   `yaml:"env"`
 	Cwd                 string              `yaml:"cwd"`
 	Commands            []*Command          `yaml:"commands"`

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"maps"
 	"net"
 	"path"
 	"regexp"
@@ -25,12 +26,11 @@ func (v *validator) errorf(p Pos, format string, args ...any) {
 
 func (v *validator) run(root *yaml.Node) {
 	ws := v.ws
-	if ws.Version != 1 {
-		p := Pos{File: ws.Path, Line: root.Line, Col: root.Column}
-		if k, _ := mappingValue(root, "version"); k != nil {
-			p = Pos{File: ws.Path, Line: k.Line, Col: k.Column}
-		}
-		v.errorf(p, "version must be 1 (the only workspace format this toolgate reads); add version: 1 at the top")
+	switch k, val := mappingValue(root, "version"); {
+	case k == nil:
+		v.errorf(Pos{File: ws.Path, Line: root.Line, Col: root.Column}, "the workspace has no version; add version: 1 at the top")
+	case ws.Version != 1 && resolveAlias(val).Tag == "!!int":
+		v.errorf(Pos{File: ws.Path, Line: k.Line, Col: k.Column}, "version must be 1 (the only workspace format this toolgate reads)")
 	}
 	v.gateway()
 	surfaces := map[string]Pos{}
@@ -53,7 +53,10 @@ func (v *validator) run(root *yaml.Node) {
 		v.server(s)
 	}
 	for _, p := range ws.CommandPacks {
-		claim(p.ID, p.Pos, "command pack")
+		// A failed `use:` has already been reported and has no id to claim.
+		if p.ID != "" || p.Use == "" {
+			claim(p.ID, p.Pos, "command pack")
+		}
 		v.pack(p)
 	}
 	agents := map[string]Pos{}
@@ -145,11 +148,11 @@ func (v *validator) server(s *MCPServer) {
 			v.errorf(s.Pos, "mcp server %q: {credential.*} may not appear in command; pass secrets through env", s.ID)
 		}
 	}
-	for k, val := range s.Env {
-		v.credentialRefs(keyPos(s.KeyPos, "env."+k, s.Pos), "mcp server "+s.ID+" env "+k, val)
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		v.credentialRefs(keyPos(s.KeyPos, "env."+k, s.Pos), "mcp server "+s.ID+" env "+k, s.Env[k])
 	}
-	for k, val := range s.Headers {
-		v.credentialRefs(keyPos(s.KeyPos, "headers."+k, s.Pos), "mcp server "+s.ID+" header "+k, val)
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+		v.credentialRefs(keyPos(s.KeyPos, "headers."+k, s.Pos), "mcp server "+s.ID+" header "+k, s.Headers[k])
 	}
 }
 
@@ -166,8 +169,8 @@ func (v *validator) pack(p *CommandPack) {
 			v.errorf(p.Pos, "pack %q: credentials_ref names %q, which is not declared under credentials:", p.ID, ref)
 		}
 	}
-	for k, val := range p.Env {
-		v.credentialRefs(keyPos(p.KeyPos, "env."+k, p.Pos), "pack "+p.ID+" env "+k, val)
+	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
+		v.credentialRefs(keyPos(p.KeyPos, "env."+k, p.Pos), "pack "+p.ID+" env "+k, p.Env[k])
 	}
 	cmds := map[string]Pos{}
 	for _, c := range p.Commands {
@@ -183,18 +186,12 @@ func (v *validator) pack(p *CommandPack) {
 		}
 		v.command(p, c)
 	}
-	for _, field := range []string{"permission_overrides", "timeout_overrides"} {
-		var keys []string
-		if field == "permission_overrides" {
-			for k := range p.PermissionOverrides {
-				keys = append(keys, k)
-			}
-		} else {
-			for k := range p.TimeoutOverrides {
-				keys = append(keys, k)
-			}
-		}
-		for _, k := range keys {
+	overrides := map[string][]string{
+		"permission_overrides": slices.Sorted(maps.Keys(p.PermissionOverrides)),
+		"timeout_overrides":    slices.Sorted(maps.Keys(p.TimeoutOverrides)),
+	}
+	for _, field := range slices.Sorted(maps.Keys(overrides)) {
+		for _, k := range overrides[field] {
 			if _, ok := cmds[k]; !ok {
 				v.errorf(keyPos(p.KeyPos, field+"."+k, p.Pos), "pack %q: %s names command %q, which the pack does not have", p.ID, field, k)
 			}

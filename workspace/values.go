@@ -15,8 +15,8 @@ type Duration time.Duration
 // D returns the value as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-func (d *Duration) decodeNode(dec *decoder, n *yaml.Node) {
-	s, ok := dec.scalar(n, "duration")
+func (d *Duration) decodeNode(dec *decoder, n *yaml.Node, what string) {
+	s, ok := dec.scalar(n, what)
 	if !ok {
 		return
 	}
@@ -57,8 +57,8 @@ func ParseByteSize(s string) (ByteSize, error) {
 	return ByteSize(n * mult), nil
 }
 
-func (b *ByteSize) decodeNode(dec *decoder, n *yaml.Node) {
-	s, ok := dec.scalar(n, "size")
+func (b *ByteSize) decodeNode(dec *decoder, n *yaml.Node, what string) {
+	s, ok := dec.scalar(n, what)
 	if !ok {
 		return
 	}
@@ -70,8 +70,8 @@ func (b *ByteSize) decodeNode(dec *decoder, n *yaml.Node) {
 	*b = v
 }
 
-func (t *Tier) decodeNode(dec *decoder, n *yaml.Node) {
-	s, ok := dec.scalar(n, "permission")
+func (t *Tier) decodeNode(dec *decoder, n *yaml.Node, what string) {
+	s, ok := dec.scalar(n, what)
 	if !ok {
 		return
 	}
@@ -83,8 +83,8 @@ func (t *Tier) decodeNode(dec *decoder, n *yaml.Node) {
 	}
 }
 
-func (e *Effect) decodeNode(dec *decoder, n *yaml.Node) {
-	s, ok := dec.scalar(n, "effects")
+func (e *Effect) decodeNode(dec *decoder, n *yaml.Node, what string) {
+	s, ok := dec.scalar(n, what)
 	if !ok {
 		return
 	}
@@ -98,15 +98,19 @@ func (e *Effect) decodeNode(dec *decoder, n *yaml.Node) {
 
 // decodeNode accepts a grant as a bare capability string or as an object
 // {op, param_constraints}.
-func (g *Grant) decodeNode(dec *decoder, n *yaml.Node) {
+func (g *Grant) decodeNode(dec *decoder, n *yaml.Node, what string) {
 	g.Pos = dec.pos(n)
 	if n.Kind == yaml.ScalarNode {
 		g.Op = n.Value
 		return
 	}
+	if n.Kind != yaml.MappingNode {
+		dec.errorf(n, "a grant is a capability string or {op: ..., param_constraints: {...}}, not a %s", kindName(n))
+		return
+	}
 	type plain Grant
 	var p plain
-	dec.decodeStruct(n, reflectValue(&p), "grant")
+	dec.decodeStruct(n, reflectValue(&p), what)
 	*g = Grant(p)
 	if g.Op == "" {
 		dec.errorf(n, "grant has no op; write op: tool:<surface>:<member> (or pack:<id>, server:<id>)")
@@ -118,40 +122,56 @@ var constraintKeys = []string{"const", "enum", "max_length", "maximum", "minimum
 
 // decodeNode reads param_constraints: each key is a parameter name holding a
 // constraint object, or a legacy shorthand max_<param>: N / allowed_<param>: [..].
-func (c *Constraints) decodeNode(dec *decoder, n *yaml.Node) {
+func (c *Constraints) decodeNode(dec *decoder, n *yaml.Node, what string) {
 	if n.Kind != yaml.MappingNode {
-		dec.errorf(n, "param_constraints must map parameter names to constraints, for example {path: {path_within: /data}}")
+		dec.errorf(n, "%s must map parameter names to constraints, for example {path: {path_within: /data}}", what)
 		return
 	}
 	byParam := map[string]*Constraint{}
-	get := func(param string, at *yaml.Node) *Constraint {
-		if k, ok := byParam[param]; ok {
-			return k
+	// claim starts the one constraint of param, refusing a second one so
+	// that no bound silently replaces another.
+	claim := func(param string, k *yaml.Node) *Constraint {
+		if prev, dup := byParam[param]; dup {
+			dec.errorf(k, "%s: parameter %q is already constrained at %s; write all its bounds in one object", what, param, prev.Pos)
+			return nil
 		}
-		k := &Constraint{Pos: dec.pos(at), Param: param}
-		byParam[param] = k
-		*c = append(*c, k)
-		return k
+		c2 := &Constraint{Pos: dec.pos(k), Param: param}
+		byParam[param] = c2
+		*c = append(*c, c2)
+		return c2
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolveAlias(n.Content[i+1])
+		name, ok := dec.key(n.Content[i], what)
+		if !ok {
+			continue
+		}
+		k, v := resolveAlias(n.Content[i]), resolveAlias(n.Content[i+1])
 		switch {
 		case v.Kind == yaml.MappingNode:
-			dec.decodeConstraint(k.Value, v, get(k.Value, k))
-		case strings.HasPrefix(k.Value, "max_") && v.Kind == yaml.ScalarNode && len(k.Value) > 4:
-			f, ok := dec.number(v, k.Value)
-			if ok {
-				kk := get(strings.TrimPrefix(k.Value, "max_"), k)
-				kk.Maximum = &f
+			if kc := claim(name, k); kc != nil {
+				dec.decodeConstraint(what+"."+name, name, v, kc)
 			}
-		case strings.HasPrefix(k.Value, "allowed_") && v.Kind == yaml.SequenceNode && len(k.Value) > 8:
-			vals, ok := dec.anyValue(v, k.Value)
-			if ok {
-				get(strings.TrimPrefix(k.Value, "allowed_"), k).Enum = vals.([]any)
+		case strings.HasPrefix(name, "max_") && v.Kind == yaml.ScalarNode && len(name) > 4:
+			if f, ok := dec.number(v, what+"."+name); ok {
+				if kc := claim(strings.TrimPrefix(name, "max_"), k); kc != nil {
+					kc.Maximum = &f
+				}
+			}
+		case strings.HasPrefix(name, "allowed_") && v.Kind == yaml.SequenceNode && len(name) > 8:
+			vals, ok := dec.anyValue(v, what+"."+name)
+			list, isList := vals.([]any)
+			switch {
+			case !ok:
+			case !isList || len(list) == 0:
+				dec.errorf(v, "%s.%s must be a non-empty list of allowed values", what, name)
+			default:
+				if kc := claim(strings.TrimPrefix(name, "allowed_"), k); kc != nil {
+					kc.Enum = list
+				}
 			}
 		default:
-			dec.errorf(k, "param_constraints key %q: expected a parameter name with a constraint object (keys: %s), or the shorthand max_<param>: N or allowed_<param>: [..]",
-				k.Value, strings.Join(constraintKeys, ", "))
+			dec.errorf(k, "%s: key %q needs a constraint object (keys: %s), or is the shorthand max_<param>: N or allowed_<param>: [..]",
+				what, name, strings.Join(constraintKeys, ", "))
 		}
 	}
 }
@@ -161,18 +181,27 @@ func (dec *decoder) number(n *yaml.Node, what string) (float64, bool) {
 		dec.errorf(n, "%s must be a number", what)
 		return 0, false
 	}
-	v, ok := dec.anyValue(n, what)
+	v, ok := dec.jsonNumber(n, what)
 	if !ok {
 		return 0, false
 	}
 	return v.(float64), true
 }
 
-func (dec *decoder) decodeConstraint(param string, n *yaml.Node, c *Constraint) {
-	what := "param_constraints." + param
+func (dec *decoder) decodeConstraint(what, param string, n *yaml.Node, c *Constraint) {
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolveAlias(n.Content[i+1])
-		switch k.Value {
+		name, ok := dec.key(n.Content[i], what)
+		if !ok {
+			continue
+		}
+		k, v := resolveAlias(n.Content[i]), resolveAlias(n.Content[i+1])
+		if seen[name] {
+			dec.errorf(k, "%s: key %q is given twice; keep one", what, name)
+			continue
+		}
+		seen[name] = true
+		switch name {
 		case "enum":
 			vals, ok := dec.anyValue(v, what+".enum")
 			if list, isList := vals.([]any); ok && isList && len(list) > 0 {
@@ -185,7 +214,7 @@ func (dec *decoder) decodeConstraint(param string, n *yaml.Node, c *Constraint) 
 				c.Const, c.HasConst = val, true
 			}
 		case "pattern":
-			if s, ok := dec.scalar(v, what+".pattern"); ok {
+			if s, ok := dec.text(v, what+".pattern"); ok {
 				c.Pattern = s
 			}
 		case "minimum":
@@ -206,11 +235,21 @@ func (dec *decoder) decodeConstraint(param string, n *yaml.Node, c *Constraint) 
 				}
 			}
 		case "path_within":
-			if s, ok := dec.scalar(v, what+".path_within"); ok {
+			if s, ok := dec.text(v, what+".path_within"); ok {
 				c.PathWithin = s
 			}
 		default:
-			dec.errorf(k, "unknown constraint %q on parameter %q; valid constraints are: %s", k.Value, param, strings.Join(constraintKeys, ", "))
+			dec.errorf(k, "unknown constraint %q on parameter %q; valid constraints are: %s", name, param, strings.Join(constraintKeys, ", "))
 		}
 	}
+}
+
+// text returns a non-empty scalar's text, or records that one was expected.
+func (dec *decoder) text(n *yaml.Node, what string) (string, bool) {
+	s, ok := dec.scalar(n, what)
+	if ok && (s == "" || n.Tag == "!!null") {
+		dec.errorf(n, "%s must not be empty", what)
+		return "", false
+	}
+	return s, ok
 }
