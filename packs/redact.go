@@ -1,0 +1,37 @@
+package packs
+
+import "strings"
+
+// redactCut redacts output that was cut mid-stream: besides every whole
+// credential value, a fragment of one at the cut edge (the start of a value
+// at the end of s when cutEnd, the end of a value at the start of s when
+// cutStart) is replaced too, since a textual match cannot see it.
+func (r *Runner) redactCut(s string, cutStart, cutEnd bool) string {
+	head, tail := "", ""
+	if cutEnd {
+		if name, k := r.edgeFragment(s, strings.HasSuffix, func(v string, k int) string { return v[:k] }); k > 0 {
+			s, tail = s[:len(s)-k], "[REDACTED:"+name+"]"
+		}
+	}
+	if cutStart {
+		if name, k := r.edgeFragment(s, strings.HasPrefix, func(v string, k int) string { return v[len(v)-k:] }); k > 0 {
+			s, head = s[k:], "[REDACTED:"+name+"]"
+		}
+	}
+	return head + r.Redact(s) + tail
+}
+
+// edgeFragment finds the longest proper fragment (of at least minRedactLen
+// bytes) of a credential value that s starts or ends with.
+func (r *Runner) edgeFragment(s string, has func(s, frag string) bool, frag func(v string, k int) string) (string, int) {
+	bestName, best := "", 0
+	for name, v := range r.Credentials {
+		for k := min(len(v)-1, len(s)); k >= minRedactLen && k > best; k-- {
+			if has(s, frag(v, k)) {
+				bestName, best = name, k
+				break
+			}
+		}
+	}
+	return bestName, best
+}

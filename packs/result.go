@@ -1,0 +1,100 @@
+package packs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Result is what one run produced, with every credential value already
+// redacted. A command that ran and failed is a Result (ExitCode, StderrTail,
+// Err), not a Go error; Go errors are for commands that could not start.
+type Result struct {
+	// Argv is the argv that ran, redacted.
+	Argv []string
+	// ExitCode is the process's exit status; -1 when it was killed by a
+	// signal (timeout, cancellation, output cap).
+	ExitCode int
+	// Stdout is at most Invocation.MaxOutput bytes of standard output;
+	// empty for write_to commands, whose output went to the file.
+	Stdout []byte
+	// StderrTail is the last StderrTailBytes of standard error.
+	StderrTail string
+	// Structured is stdout decoded as JSON (numbers as json.Number) when
+	// the command asked for parse: json and the output parsed.
+	Structured any
+	// ParseNote says why output asked to be JSON is returned as text.
+	ParseNote string
+	// Truncated is true when stdout passed the cap and the process group
+	// was stopped; CutBytes counts what was read past the cap before it
+	// died (at least that much more was printed).
+	Truncated bool
+	CutBytes  int64
+	// OutputBytes is every stdout byte read, kept or cut.
+	OutputBytes int64
+	// WrittenTo is the file replaced by a successful write_to command.
+	WrittenTo string
+	Duration  time.Duration
+	// TimedOut is true when the timeout stopped the process group.
+	TimedOut bool
+	// Err summarises why the run did not succeed; "" on success.
+	Err string
+}
+
+// OK reports whether the command ran to completion with exit status 0 and
+// nothing was cut or left undone.
+func (r *Result) OK() bool { return r.Err == "" }
+
+// parseJSON decodes exactly one JSON value from data.
+func parseJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the output was empty")
+		}
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("the output holds more than one JSON value (at byte %d); a filter that emits a stream can be wrapped in [ ... ]", dec.InputOffset())
+	}
+	return v, nil
+}
+
+// redactValue applies redact to every string (and key) in a decoded JSON
+// value: escapes in the JSON text could hide a credential from a textual
+// replace.
+func redactValue(v any, redact func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return redact(x)
+	case []any:
+		for i := range x {
+			x[i] = redactValue(x[i], redact)
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[redact(k)] = redactValue(val, redact)
+		}
+		return out
+	}
+	return v
+}
+
+// joinReasons joins the non-empty parts of a failure summary.
+func joinReasons(parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, "; ")
+}
