@@ -193,6 +193,9 @@ func dashError(param, what string) error {
 func scalarString(param string, v any) (string, error) {
 	switch x := v.(type) {
 	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			return "", &ArgError{Param: param, Msg: "contains a NUL byte, which no command-line argument can hold; remove it"}
+		}
 		return x, nil
 	case bool:
 		return strconv.FormatBool(x), nil
@@ -215,7 +218,7 @@ func scalarString(param string, v any) (string, error) {
 	case reflect.Float32, reflect.Float64:
 		return formatFloat(param, rv.Float())
 	case reflect.String:
-		return rv.String(), nil
+		return scalarString(param, rv.String())
 	case reflect.Bool:
 		return strconv.FormatBool(rv.Bool()), nil
 	case reflect.Map, reflect.Struct:

@@ -119,6 +119,8 @@ func TestBuildArgvRefuses(t *testing.T) {
 			map[string]any{"xs": []any{map[string]any{}}}, "xs", "item 0: is an object"},
 		{"nested list in spread", []string{"p", "{xs}"}, []string{"xs"}, nil,
 			map[string]any{"xs": []any{[]any{"a"}}}, "xs", "item 0: is a nested list"},
+		{"NUL byte", []string{"p", "{s}"}, nil, nil,
+			map[string]any{"s": "a\x00b"}, "s", "NUL byte"},
 		{"credential placeholder", []string{"p", "{credential.tok}"}, nil, nil,
 			nil, "credential.tok", "pass it through the pack's env"},
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/workspace"
 )
 
 // TestTimeoutKillsProcessGroup runs a shell that ignores SIGTERM and whose
@@ -138,6 +140,47 @@ func TestOutputMemoryBounded(t *testing.T) {
 			}
 			if limit := uint64(8 << 20); allocated > limit {
 				t.Errorf("allocated %d bytes while 1 GB was printed; want under %d", allocated, limit)
+			}
+		})
+	}
+}
+
+// BenchmarkRun measures one full call (argv, clean environment, process
+// group, pipes, cleanup): with `true` it is the runner's own overhead; with
+// the bundled jq query it is a typical real call.
+func BenchmarkRun(b *testing.B) {
+	r := NewRunner(nil, func(k string) string {
+		if k == "PATH" {
+			return "/usr/local/bin:/usr/bin:/bin"
+		}
+		return ""
+	})
+	ws, err := workspace.Load("testdata/jq-workspace.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	jq := ws.CommandPacks[0]
+	tr := command("true", "true")
+	cases := []struct {
+		name string
+		pack *workspace.CommandPack
+		cmd  *workspace.Command
+		args map[string]any
+	}{
+		{"true", packOf(tr), tr, nil},
+		{"jq query", jq, jq.Commands[0], map[string]any{"filter": ".name", "file": "testdata/sample.json"}},
+	}
+	for _, bc := range cases {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				inv, err := r.Prepare(bc.pack, bc.cmd, bc.args)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res, err := r.Run(context.Background(), inv); err != nil || res.Err != "" {
+					b.Fatal(err, res.Err)
+				}
 			}
 		})
 	}

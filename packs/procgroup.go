@@ -103,12 +103,17 @@ func runningMembers(pgid int) (running, known bool) {
 }
 
 // lookPathIn finds program the way execvp would, but in the PATH the
-// command will run with rather than the gateway's own. Relative PATH
-// entries are skipped so that the working directory never supplies the
-// program.
-func lookPathIn(program, pathList string) (string, error) {
+// command will run with rather than the gateway's own. A program path with
+// a slash is taken as written (relative to dir, as exec will run it).
+// Relative PATH entries are skipped so that the working directory never
+// supplies a program found by name.
+func lookPathIn(program, pathList, dir string) (string, error) {
 	if strings.Contains(program, "/") {
-		if err := executable(program); err != nil {
+		check := program
+		if !filepath.IsAbs(program) && dir != "" {
+			check = filepath.Join(dir, program)
+		}
+		if err := executable(check); err != nil {
 			return "", err
 		}
 		return program, nil

@@ -22,15 +22,20 @@ func (r *Runner) redactCut(s string, cutStart, cutEnd bool) string {
 }
 
 // edgeFragment finds the longest proper fragment (of at least minRedactLen
-// bytes) of a credential value that s starts or ends with.
+// bytes) of a credential value that s starts or ends with. On a tie the
+// shorter value, then the smaller name, wins, so the mark is deterministic.
 func (r *Runner) edgeFragment(s string, has func(s, frag string) bool, frag func(v string, k int) string) (string, int) {
 	bestName, best := "", 0
 	for name, v := range r.Credentials {
-		for k := min(len(v)-1, len(s)); k >= minRedactLen && k > best; k-- {
-			if has(s, frag(v, k)) {
-				bestName, best = name, k
-				break
+		for k := min(len(v)-1, len(s)); k >= minRedactLen && k >= best; k-- {
+			if !has(s, frag(v, k)) {
+				continue
 			}
+			if k > best || len(v) < len(r.Credentials[bestName]) ||
+				len(v) == len(r.Credentials[bestName]) && name < bestName {
+				bestName, best = name, k
+			}
+			break
 		}
 	}
 	return bestName, best

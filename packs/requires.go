@@ -104,6 +104,10 @@ func runProbe(ctx context.Context, binary string, args []string) *probe {
 		return &probe{}
 	}
 	pr := &probe{path: path}
+	if err := ctx.Err(); err != nil {
+		pr.err = fmt.Errorf("version check not run: %w", err)
+		return pr
+	}
 	ctx, cancel := context.WithTimeout(ctx, VersionProbeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)

@@ -38,7 +38,8 @@ type Result struct {
 	OutputBytes int64
 	// WrittenTo is the file replaced by a successful write_to command.
 	WrittenTo string
-	Duration  time.Duration
+	// Duration is the wall time from start until the group was gone.
+	Duration time.Duration
 	// TimedOut is true when the timeout stopped the process group.
 	TimedOut bool
 	// Err summarises why the run did not succeed; "" on success.

@@ -22,7 +22,10 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	if len(inv.Argv) == 0 {
 		return nil, fmt.Errorf("command %s: empty argv", name)
 	}
-	path, err := lookPathIn(inv.Argv[0], envValue(inv.Env, "PATH"))
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("command %s not started: %w", name, err)
+	}
+	path, err := lookPathIn(inv.Argv[0], envValue(inv.Env, "PATH"), inv.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("command %s cannot start: program %w", name, err)
 	}

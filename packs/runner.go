@@ -111,10 +111,13 @@ type Invocation struct {
 	// Argv is the program and its arguments, unredacted (Result.Argv is the
 	// redacted copy).
 	Argv []string
-	// Env is the complete environment, KEY=VALUE.
+	// Env is the complete environment, KEY=VALUE. It holds credential
+	// values: never log it.
 	Env []string
 	// Dir is the working directory; "" inherits the gateway's.
-	Dir       string
+	Dir string
+	// Timeout and MaxOutput bound the run (resolved; never zero from
+	// Prepare).
 	Timeout   time.Duration
 	MaxOutput int64
 	// Parse is "json" when stdout should be returned as structured data.

@@ -157,6 +157,17 @@ func TestRunRedactsCredentials(t *testing.T) {
 			t.Errorf("truncated %v stdout %q; want the partial secret redacted", res.Truncated, res.Stdout)
 		}
 	})
+	t.Run("stderr tail cut mid-secret", func(t *testing.T) {
+		t.Parallel()
+		// The tail keeps the last StderrTailBytes: the secret's last 6 bytes
+		// and then 8186 x's.
+		c := command("tail", "sh", "-c", `{ printf %s "$TOKEN"; head -c 8186 /dev/zero | tr '\0' x; } >&2`)
+		res := mustRun(t, r, withEnv(c), c, nil)
+		want := "[REDACTED:tok]" + strings.Repeat("x", 8186)
+		if res.StderrTail != want {
+			t.Errorf("stderr tail starts %q, want it to start with the redaction mark", res.StderrTail[:20])
+		}
+	})
 	if got := r.Redact("a " + secret + "-and-more b abc"); got != "a [REDACTED:tok-long] b abc" {
 		t.Errorf("Redact = %q", got)
 	}
@@ -304,6 +315,35 @@ func TestPrepareErrors(t *testing.T) {
 				t.Errorf("Prepare error %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestRunRelativeProgramResolvedInCwd(t *testing.T) {
+	t.Parallel()
+	r := newTestRunner(t, nil)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tool"), []byte("#!/bin/sh\necho local tool\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := command("c", "./tool")
+	c.Cwd = dir
+	if res := mustRun(t, r, packOf(c), c, nil); string(res.Stdout) != "local tool\n" {
+		t.Errorf("stdout %q err %q", res.Stdout, res.Err)
+	}
+}
+
+func TestRunCancelledBeforeStart(t *testing.T) {
+	t.Parallel()
+	r := newTestRunner(t, nil)
+	c := command("c", "true")
+	inv, err := r.Prepare(packOf(c), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res, err := r.Run(ctx, inv); err == nil || !strings.Contains(err.Error(), "not started") {
+		t.Errorf("Run = %v, %v; want a not-started error", res, err)
 	}
 }
 
