@@ -89,25 +89,7 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	res.Truncated, res.CutBytes = sink.cut > 0, sink.cut
 	res.OutputBytes = sink.kept + sink.cut
 	res.StderrTail = r.redactCut(string(tail.Bytes()), tail.total > int64(len(tail.Bytes())), false)
-	var reasons []string
-	switch {
-	case cancelled != nil:
-		reasons = append(reasons, fmt.Sprintf("cancelled (%v); the process group was stopped", cancelled))
-	case res.TimedOut:
-		reasons = append(reasons, fmt.Sprintf("timed out after %s; the process group was stopped (raise the pack's timeout or timeout_overrides if the command needs longer)", timeout))
-	}
-	if res.Truncated {
-		reasons = append(reasons, fmt.Sprintf("output passed max_output (%d bytes) and the process group was stopped; at least %d more bytes were cut (narrow the query, or raise the pack's max_output)", limit, res.CutBytes))
-	}
-	if sink.writeErr != nil {
-		reasons = append(reasons, fmt.Sprintf("writing the output failed: %v", sink.writeErr))
-	}
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		reasons = append(reasons, fmt.Sprintf("killed by signal %s", ws.Signal()))
-	} else if res.ExitCode != 0 {
-		reasons = append(reasons, fmt.Sprintf("exit status %d", res.ExitCode))
-	}
-
+	reasons := failureReasons(res, p.cmd.ProcessState, sink, cancelled, timeout, limit)
 	if out != nil {
 		if len(reasons) == 0 {
 			if err := out.commit(); err != nil {
@@ -125,6 +107,30 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	}
 	res.Err = r.Redact(joinReasons(reasons...))
 	return res, nil
+}
+
+// failureReasons lists why a finished run did not succeed, in the order
+// an operator should read them; none means success.
+func failureReasons(res *Result, state *os.ProcessState, sink *cappedSink, cancelled error, timeout time.Duration, limit int64) []string {
+	var reasons []string
+	switch {
+	case cancelled != nil:
+		reasons = append(reasons, fmt.Sprintf("cancelled (%v); the process group was stopped", cancelled))
+	case res.TimedOut:
+		reasons = append(reasons, fmt.Sprintf("timed out after %s; the process group was stopped (raise the pack's timeout or timeout_overrides if the command needs longer)", timeout))
+	}
+	if res.Truncated {
+		reasons = append(reasons, fmt.Sprintf("output passed max_output (%d bytes) and the process group was stopped; at least %d more bytes were cut (narrow the query, or raise the pack's max_output)", limit, res.CutBytes))
+	}
+	if sink.writeErr != nil {
+		reasons = append(reasons, fmt.Sprintf("writing the output failed: %v", sink.writeErr))
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		reasons = append(reasons, fmt.Sprintf("killed by signal %s", ws.Signal()))
+	} else if res.ExitCode != 0 {
+		reasons = append(reasons, fmt.Sprintf("exit status %d", res.ExitCode))
+	}
+	return reasons
 }
 
 // parseOutput fills Structured (or ParseNote) for parse: json commands that
