@@ -46,7 +46,7 @@ func compileSchema(url string, raw []byte) (*inputSchema, error) {
 	}
 	lib, err := c.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("invalid JSON Schema: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("invalid JSON Schema: %s", describeLeaves(err, func(loc string) string { return "at /" + loc }))
 	}
 	s := &inputSchema{lib: lib, fast: compileFast(obj), raw: json.RawMessage(raw), props: map[string]bool{}}
 	if props, ok := obj["properties"].(map[string]any); ok {
@@ -71,9 +71,19 @@ func (s *inputSchema) validate(args map[string]any) error {
 	return nil
 }
 
-// describeValidation flattens a validation error to its leaf causes, each
-// located at the argument it concerns.
+// describeValidation flattens a validation error of arguments to its leaf
+// causes, each naming the argument it concerns.
 func describeValidation(err error) string {
+	return describeLeaves(err, func(loc string) string { return fmt.Sprintf("argument %q", loc) })
+}
+
+// describeLeaves lists the leaf causes of a jsonschema error, located by
+// where(instance location) unless at the root, sorted for stable output.
+func describeLeaves(err error, where func(loc string) string) string {
+	var se *jsonschema.SchemaValidationError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return oneLine(err.Error())
@@ -88,12 +98,11 @@ func describeValidation(err error) string {
 			}
 			return
 		}
-		msg := e.ErrorKind.LocalizedString(p)
-		if len(e.InstanceLocation) == 0 {
-			msgs = append(msgs, msg)
-			return
+		msg := oneLine(e.ErrorKind.LocalizedString(p))
+		if len(e.InstanceLocation) > 0 {
+			msg = where(strings.Join(e.InstanceLocation, "/")) + ": " + msg
 		}
-		msgs = append(msgs, fmt.Sprintf("argument %q: %s", strings.Join(e.InstanceLocation, "/"), msg))
+		msgs = append(msgs, msg)
 	}
 	walk(ve)
 	sort.Strings(msgs)
