@@ -225,10 +225,10 @@ func TestResolvePath(t *testing.T) {
 	t.Parallel()
 	root := constraintFixture(t)
 	tests := map[string]string{
-		root + "/data/link-in/x":          root + "/data/sub/x",
-		root + "/data/link-out/../x":      root + "/x",
-		root + "/data/./sub//x/":          root + "/data/sub/x",
-		root + "/nope/../data":            root + "/data",
+		root + "/data/link-in/x":           root + "/data/sub/x",
+		root + "/data/link-out/../x":       root + "/x",
+		root + "/data/./sub//x/":           root + "/data/sub/x",
+		root + "/nope/../data":             root + "/data",
 		root + "/../../../../../../../../": "/",
 	}
 	for in, want := range tests {
