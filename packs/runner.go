@@ -52,6 +52,10 @@ type Runner struct {
 	DefaultMaxOutput int64
 	// KillGrace is the wait between SIGTERM and SIGKILL of a process group.
 	KillGrace time.Duration
+	// BaseDir is where commands without a cwd run, and what a relative cwd
+	// is resolved against: the workspace file's directory, so commands and
+	// path_within constraints agree on what a relative path means.
+	BaseDir string
 
 	once     sync.Once
 	redactor *strings.Replacer
@@ -153,6 +157,12 @@ func (r *Runner) Prepare(pack *workspace.CommandPack, cmd *workspace.Command, ar
 	}
 	if inv.Dir == "" {
 		inv.Dir = pack.Cwd
+	}
+	switch {
+	case inv.Dir == "":
+		inv.Dir = r.BaseDir
+	case !filepath.IsAbs(inv.Dir) && r.BaseDir != "":
+		inv.Dir = filepath.Join(r.BaseDir, inv.Dir)
 	}
 	if cmd.Output.WriteTo != "" {
 		target, err := fillPath(cmd.Output.WriteTo, args)

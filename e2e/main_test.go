@@ -1,0 +1,69 @@
+// Package e2e drives the built toolgate binary against real clients, real
+// MCP peers and real programs (jq, git), the way an operator and a harness
+// use it.
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// binary is the toolgate executable built once for the whole package.
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "toolgate-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "toolgate")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/toolgate")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build toolgate:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// repoRoot is the repository's top directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// result is what one run of the binary produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// toolgate runs the built binary with args in dir and the given extra env.
+func toolgate(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run toolgate %v: %v", args, err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}

@@ -1,0 +1,191 @@
+// Package gateway composes the engines into the running product: it serves
+// each surface to each agent over MCP (streamable HTTP or stdio), passes
+// every tools/call through the grant checker, runs what is allowed, and
+// writes one audit event per decision.
+//
+// Trust boundaries: everything arriving from an MCP client (tool names,
+// arguments, headers) is untrusted and reaches the pack runner only after
+// grantcheck has decided; identity comes from the bearer token (daemon) or
+// is fixed at launch (per-agent instance), never from the request body.
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/packs"
+	"github.com/toolgate/toolgate/workspace"
+)
+
+// Options are the runtime choices that do not live in the workspace file.
+type Options struct {
+	// Getenv resolves credentials and agent tokens and supplies the base
+	// environment of commands.
+	Getenv func(string) string
+	Logger *slog.Logger
+	// AuditPath overrides gateway.audit.path.
+	AuditPath string
+}
+
+// Gateway is one loaded workspace, ready to serve. It is immutable after
+// Open except for the lazily built per-(agent, surface) MCP servers.
+type Gateway struct {
+	ws     *workspace.Workspace
+	policy atomic.Pointer[grantcheck.Policy]
+	runner *packs.Runner
+	audit  *audit.Log
+	log    *slog.Logger
+	tokens *tokenTable
+
+	surfaces map[string]*surface
+	servers     sync.Map // serverKey → *server.MCPServer
+	httpServers sync.Map // httpKey → *server.StreamableHTTPServer
+	version  string
+}
+
+// surface is a served pack with its commands by id.
+type surface struct {
+	pack     *workspace.CommandPack
+	commands map[string]*workspace.Command
+}
+
+type serverKey struct{ agent, surface string }
+
+// Open loads the workspace at path, runs every load-time check (the file,
+// requires, grants, credentials) and opens the audit log. Any failure stops
+// here: a gateway that starts is one whose workspace fully checked.
+func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
+	ws, policy, err := Check(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	creds, err := ws.ResolveCredentials(opts.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
+	auditPath := opts.AuditPath
+	if auditPath == "" {
+		auditPath = AuditPath(ws)
+	}
+	log, err := audit.Open(auditPath, audit.Options{Fsync: ws.Gateway.Audit.Fsync != "never"})
+	if err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	baseDir, err := filepath.Abs(filepath.Dir(ws.Path))
+	if err != nil {
+		return nil, fmt.Errorf("workspace directory: %w", err)
+	}
+	runner := packs.NewRunner(creds, opts.Getenv)
+	runner.BaseDir = baseDir
+	g := &Gateway{
+		ws:       ws,
+		runner:   runner,
+		audit:    log,
+		log:      opts.Logger,
+		surfaces: map[string]*surface{},
+	}
+	g.policy.Store(policy)
+	for _, p := range ws.CommandPacks {
+		s := &surface{pack: p, commands: map[string]*workspace.Command{}}
+		for _, c := range p.Commands {
+			s.commands[c.ID] = c
+		}
+		g.surfaces[p.ID] = s
+	}
+	tokens := map[string]string{}
+	for _, a := range ws.Agents {
+		if a.Token == nil {
+			continue
+		}
+		tok, err := a.Token.Resolve(opts.Getenv)
+		if err != nil {
+			g.log.Warn("agent token unavailable; the agent cannot connect to the daemon", "agent", a.ID, "err", err)
+			continue
+		}
+		tokens[a.ID] = tok
+	}
+	g.tokens = newTokenTable(tokens)
+	return g, nil
+}
+
+// Check runs every load-time check of a workspace without opening anything
+// for writing: the strict file load, `requires`, and grant compilation. All
+// problems are returned together as a workspace.ErrorList.
+func Check(ctx context.Context, path string) (*workspace.Workspace, *grantcheck.Policy, error) {
+	ws, err := workspace.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	errs := packs.CheckRequires(ctx, ws)
+	policy, perr := grantcheck.Compile(ws)
+	errs = append(errs, workspace.AsList(perr)...)
+	if err := errs.Err(); err != nil {
+		return nil, nil, err
+	}
+	return ws, policy, nil
+}
+
+// AuditPath is where the workspace says its audit log lives, relative to
+// the workspace file's directory unless absolute.
+func AuditPath(ws *workspace.Workspace) string {
+	p := ws.Gateway.Audit.Path
+	if p == "" {
+		p = "audit.jsonl"
+	}
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(ws.Path), p)
+}
+
+// Workspace returns the loaded declarations.
+func (g *Gateway) Workspace() *workspace.Workspace { return g.ws }
+
+// Policy returns the compiled grants in force.
+func (g *Gateway) Policy() *grantcheck.Policy { return g.policy.Load() }
+
+// Close ends every MCP session and releases the audit log.
+func (g *Gateway) Close() error {
+	g.httpServers.Range(func(_, v any) bool {
+		_ = v.(*server.StreamableHTTPServer).Shutdown(context.Background())
+		return true
+	})
+	return g.audit.Close()
+}
+
+// agentExists reports whether id names a declared agent.
+func (g *Gateway) agentExists(id string) bool {
+	for _, a := range g.ws.Agents {
+		if a.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// mcpServer returns the MCP server that shows surface to agent, building it
+// on first use. ok is false for a surface that is not served.
+func (g *Gateway) mcpServer(agent, surfaceID string) (*server.MCPServer, bool) {
+	key := serverKey{agent, surfaceID}
+	if s, ok := g.servers.Load(key); ok {
+		return s.(*server.MCPServer), true
+	}
+	s, ok := g.surfaces[surfaceID]
+	if !ok {
+		return nil, false
+	}
+	built := g.buildServer(agent, s)
+	actual, _ := g.servers.LoadOrStore(key, built)
+	return actual.(*server.MCPServer), true
+}
