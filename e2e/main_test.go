@@ -13,8 +13,9 @@ import (
 	"testing"
 )
 
-// binary is the toolgate executable built once for the whole package.
-var binary string
+// binary is the toolgate executable built once for the whole package;
+// argvEcho prints its argv as JSON (testdata/argvecho).
+var binary, argvEcho string
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -32,6 +33,13 @@ func run(m *testing.M) int {
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build toolgate:", err)
+		return 1
+	}
+	argvEcho = filepath.Join(dir, "argvecho")
+	build = exec.Command("go", "build", "-o", argvEcho, "./testdata/argvecho")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build argvecho:", err)
 		return 1
 	}
 	return m.Run()

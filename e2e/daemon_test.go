@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// daemon is a running `toolgate serve` process.
+type daemon struct {
+	base string // http://127.0.0.1:PORT
+	cmd  *exec.Cmd
+}
+
+// startDaemon runs `toolgate serve` with args on a free loopback port and
+// waits for its "listening" log line, which carries the bound address.
+func startDaemon(t *testing.T, env []string, args ...string) *daemon {
+	t.Helper()
+	full := append([]string{"--log-format", "json", "serve", "--listen", "127.0.0.1:0"}, args...)
+	cmd := exec.Command(binary, full...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &daemon{cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		var rec struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal(lines.Bytes(), &rec) == nil && rec.Msg == "listening" {
+			d.base = "http://" + rec.Addr
+			go func() { _, _ = io.Copy(io.Discard, stderr) }()
+			return d
+		}
+	}
+	t.Fatalf("toolgate serve exited before listening:\n%s", strings.Join(seen, "\n"))
+	return nil
+}
+
+// mcpHTTP opens an initialised MCP session on url with a bearer token.
+func mcpHTTP(t *testing.T, url, token string) *client.Client {
+	t.Helper()
+	var opts []transport.StreamableHTTPCOption
+	if token != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	}
+	cl, err := client.NewStreamableHttpClient(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	initClient(t, cl)
+	return cl
+}
+
+// mcpStdio launches toolgate as a harness would and opens a session on it.
+func mcpStdio(t *testing.T, env []string, args ...string) *client.Client {
+	t.Helper()
+	cl, err := client.NewStdioMCPClient(binary, append(os.Environ(), env...), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	initClient(t, cl)
+	return cl
+}
+
+func initClient(t *testing.T, cl *client.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "toolgate-e2e", Version: "1"}
+	if _, err := cl.Initialize(ctx, req); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+}
+
+// call invokes tool and returns its text and error flag; a JSON-RPC error
+// is returned as err.
+func call(t *testing.T, cl *client.Client, tool string, args map[string]any) (text string, isError bool, res *mcp.CallToolResult, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err = cl.CallTool(ctx, req)
+	if err != nil {
+		return "", false, nil, err
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n"), res.IsError, res, nil
+}
+
+func toolNames(t *testing.T, cl *client.Client) []string {
+	t.Helper()
+	list, err := cl.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// writeFile writes data under dir, creating parents.
+func writeFile(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
