@@ -45,10 +45,10 @@ type Gateway struct {
 	log    *slog.Logger
 	tokens *tokenTable
 
-	surfaces map[string]*surface
+	surfaces    map[string]*surface
 	servers     sync.Map // serverKey → *server.MCPServer
 	httpServers sync.Map // httpKey → *server.StreamableHTTPServer
-	version  string
+	version     string
 }
 
 // surface is a served pack with its commands by id.
