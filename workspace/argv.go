@@ -1,9 +1,6 @@
 package workspace
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // Segment is one piece of an argv template element: literal text, or a
 // placeholder naming an input parameter (or, in env, a credential).
@@ -13,35 +10,66 @@ type Segment struct {
 	Param string
 }
 
-// placeholderRE matches {name} and {credential.name}. Braces around anything
-// else (a jq object such as {a: .b}) are literal text.
-var placeholderRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_.-]+)?)\}`)
-
 // CredentialPrefix starts a placeholder that names a declared credential.
 const CredentialPrefix = "credential."
 
 // ParseTemplate splits one argv (or env) element into literal and
-// placeholder segments. It is the only parser of templates, shared by the
-// loader's checks and the pack runner's substitution.
+// placeholder segments. A placeholder is {name} or {credential.name}: a
+// letter or '_', then letters, digits, '_' or '-', optionally one '.' and
+// more of those (and '.'). Braces around anything else (a jq object such as
+// {a: .b}) are literal text. It is the only parser of templates, shared by
+// the loader's checks and the pack runner's substitution.
 func ParseTemplate(elem string) []Segment {
-	locs := placeholderRE.FindAllStringSubmatchIndex(elem, -1)
-	if locs == nil {
-		return []Segment{{Literal: elem}}
-	}
 	var segs []Segment
 	last := 0
-	for _, l := range locs {
-		if l[0] > last {
-			segs = append(segs, Segment{Literal: elem[last:l[0]]})
+	for i := 0; i < len(elem); i++ {
+		if elem[i] != '{' {
+			continue
 		}
-		segs = append(segs, Segment{Param: elem[l[2]:l[3]]})
-		last = l[1]
+		end := placeholderEnd(elem, i)
+		if end < 0 {
+			continue
+		}
+		if i > last {
+			segs = append(segs, Segment{Literal: elem[last:i]})
+		}
+		segs = append(segs, Segment{Param: elem[i+1 : end]})
+		last = end + 1
+		i = end
 	}
-	if last < len(elem) {
+	if last < len(elem) || len(segs) == 0 {
 		segs = append(segs, Segment{Literal: elem[last:]})
 	}
 	return segs
 }
+
+// placeholderEnd returns the index of the '}' closing a placeholder that
+// opens at s[open], or -1 when the braces there are not a placeholder.
+func placeholderEnd(s string, open int) int {
+	i := open + 1
+	if i >= len(s) || !(isLetter(s[i]) || s[i] == '_') {
+		return -1
+	}
+	for i++; i < len(s) && isNameByte(s[i]); i++ {
+	}
+	if i < len(s) && s[i] == '.' {
+		j := i + 1
+		for j < len(s) && (isNameByte(s[j]) || s[j] == '.') {
+			j++
+		}
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(s) && s[i] == '}' {
+		return i
+	}
+	return -1
+}
+
+func isLetter(c byte) bool   { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isNameByte(c byte) bool { return isLetter(c) || '0' <= c && c <= '9' || c == '_' || c == '-' }
 
 // IsCredential reports whether a placeholder names a credential, and which.
 func (s Segment) IsCredential() (string, bool) {

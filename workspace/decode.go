@@ -40,6 +40,9 @@ type decoder struct {
 	// expanding holds the anchors whose alias is being decoded, to refuse an
 	// anchor that contains an alias of itself.
 	expanding map[*yaml.Node]bool
+	// path is where the value being decoded sits, rendered only when an
+	// error names it.
+	path []pathElem
 }
 
 // newDecoder returns a decoder for the document rooted at root, with an
@@ -88,7 +91,7 @@ var (
 
 // nodeDecoder is implemented by types whose YAML form is not a plain struct.
 type nodeDecoder interface {
-	decodeNode(d *decoder, n *yaml.Node, what string)
+	decodeNode(d *decoder, n *yaml.Node)
 }
 
 // resolveAlias follows YAML aliases; anchors are allowed, merge keys are not.
@@ -151,23 +154,23 @@ func (d *decoder) leave(n *yaml.Node) {
 // key returns a mapping key's text, or records why it cannot be used: keys
 // must be plain scalars, and YAML merge keys (<<) are refused so that every
 // field is written where it applies.
-func (d *decoder) key(k *yaml.Node, what string) (string, bool) {
+func (d *decoder) key(k *yaml.Node) (string, bool) {
 	k = resolveAlias(k)
 	switch {
 	case k == nil:
 		return "", false
 	case k.Kind != yaml.ScalarNode:
-		d.errorf(k, "%s: keys must be plain strings, not a %s", what, kindName(k))
+		d.errorf(k, "%s: keys must be plain strings, not a %s", d.where(), kindName(k))
 		return "", false
 	case k.Tag == "!!merge":
-		d.errorf(k, "YAML merge keys (<<) are not supported in %s; write the fields out", what)
+		d.errorf(k, "YAML merge keys (<<) are not supported in %s; write the fields out", d.where())
 		return "", false
 	}
 	return k.Value, true
 }
 
 // decode fills v (a settable value) from n, recording problems in d.
-func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
+func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 	orig := n
 	if n = d.enter(n); n == nil {
 		return
@@ -182,48 +185,48 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
 		}
 		v = v.Elem()
 	}
-	d.decodeValue(n, v, what)
+	d.decodeValue(n, v)
 }
 
 // decodeValue is decode for a node already entered.
-func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value, what string) {
+func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
 	if v.CanAddr() {
 		if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
-			nd.decodeNode(d, n, what)
+			nd.decodeNode(d, n)
 			return
 		}
 	}
 	switch v.Kind() {
 	case reflect.Struct:
-		d.decodeStruct(n, v, what)
+		d.decodeStruct(n, v)
 	case reflect.Slice:
-		d.decodeSlice(n, v, what)
+		d.decodeSlice(n, v)
 	case reflect.Map:
-		d.decodeMap(n, v, what, nil)
+		d.decodeMap(n, v, nil)
 	case reflect.String:
-		if s, ok := d.scalar(n, what); ok {
+		if s, ok := d.scalar(n); ok {
 			v.SetString(s)
 		}
 	case reflect.Bool:
-		if s, ok := d.scalar(n, what); ok {
+		if s, ok := d.scalar(n); ok {
 			b, err := strconv.ParseBool(s)
 			if err != nil || n.Tag != "!!bool" {
-				d.errorf(n, "%s must be true or false, not %q", what, s)
+				d.errorf(n, "%s must be true or false, not %q", d.where(), s)
 				return
 			}
 			v.SetBool(b)
 		}
 	case reflect.Int:
-		if s, ok := d.scalar(n, what); ok {
+		if s, ok := d.scalar(n); ok {
 			i, err := strconv.Atoi(s)
 			if err != nil || n.Tag != "!!int" {
-				d.errorf(n, "%s must be a whole number, not %q", what, s)
+				d.errorf(n, "%s must be a whole number, not %q", d.where(), s)
 				return
 			}
 			v.SetInt(int64(i))
 		}
 	case reflect.Interface:
-		if val, ok := d.anyValue(n, what); ok && val != nil {
+		if val, ok := d.anyValue(n); ok && val != nil {
 			v.Set(reflect.ValueOf(val))
 		}
 	default:
@@ -231,30 +234,32 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value, what string) {
 	}
 }
 
-func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, what string) {
+func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value) {
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "%s must be a list (for example [a, b]), not a %s", what, kindName(n))
+		d.errorf(n, "%s must be a list (for example [a, b]), not a %s", d.where(), kindName(n))
 		return
 	}
 	// Empty items are reported and left out, so that no later check meets a
 	// nil declaration; fillListPos skips them the same way.
-	s := reflect.MakeSlice(v.Type(), 0, len(n.Content))
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	kept := 0
 	for i, item := range n.Content {
-		sub := fmt.Sprintf("%s[%d]", what, i)
+		d.pushIndex(i)
 		if isNull(item) {
-			d.errorf(item, "%s is empty; remove the empty list item or give it a value", sub)
-			continue
+			d.errorf(item, "%s is empty; remove the empty list item or give it a value", d.where())
+		} else {
+			d.decode(item, s.Index(kept))
+			kept++
 		}
-		s = reflect.Append(s, reflect.Zero(v.Type().Elem()))
-		d.decode(item, s.Index(s.Len()-1), sub)
+		d.pop()
 	}
-	v.Set(s)
+	v.Set(s.Slice(0, kept))
 }
 
 // scalar returns a scalar node's text, or records that a scalar was expected.
-func (d *decoder) scalar(n *yaml.Node, what string) (string, bool) {
+func (d *decoder) scalar(n *yaml.Node) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
-		d.errorf(n, "%s must be a single value, not a %s", what, kindName(n))
+		d.errorf(n, "%s must be a single value, not a %s", d.where(), kindName(n))
 		return "", false
 	}
 	return n.Value, true
@@ -277,13 +282,13 @@ func sorted(s []string) []string {
 	return out
 }
 
-func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, what string, onKey func(string, *yaml.Node)) {
+func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, onKey func(string, *yaml.Node)) {
 	n = resolveAlias(n)
 	if n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "%s must be a mapping of keys to values, not a %s", what, kindName(n))
+		d.errorf(n, "%s must be a mapping of keys to values, not a %s", d.where(), kindName(n))
 		return
 	}
 	t := v.Type()
@@ -292,28 +297,32 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, what string, onKey fu
 	}
 	elem := t.Elem()
 	m := reflect.MakeMapWithSize(t, len(n.Content)/2)
+	// ev is reused for every entry: SetMapIndex copies it into the map.
+	ev := reflect.New(elem).Elem()
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
-		name, ok := d.key(k, what)
+		name, ok := d.key(k)
 		if !ok {
 			continue
 		}
 		kv := reflect.ValueOf(name).Convert(t.Key())
 		if m.MapIndex(kv).IsValid() {
-			d.errorf(k, "%s: key %q is given twice; keep one", what, name)
+			d.errorf(k, "%s: key %q is given twice; keep one", d.where(), name)
 			continue
 		}
-		sub := what + "." + name
+		d.push(name)
 		if elem.Kind() != reflect.Interface && isNull(val) {
 			hint := ""
 			if elem == reflect.TypeFor[string]() {
 				hint = ` (write "" for an empty string)`
 			}
-			d.errorf(k, "%s has no value; give it one%s", sub, hint)
+			d.errorf(k, "%s has no value; give it one%s", d.where(), hint)
+			d.pop()
 			continue
 		}
-		ev := reflect.New(elem).Elem()
-		d.decode(val, ev, sub)
+		ev.SetZero()
+		d.decode(val, ev)
+		d.pop()
 		if onKey != nil {
 			onKey(name, k)
 		}
@@ -333,7 +342,7 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, what string, onKey fu
 // anyValue converts a node into the JSON data model (map[string]any, []any,
 // string, float64, bool, nil), which is what JSON Schemas and constraint
 // values are compared against.
-func (d *decoder) anyValue(n *yaml.Node, what string) (any, bool) {
+func (d *decoder) anyValue(n *yaml.Node) (any, bool) {
 	orig := n
 	if n = d.enter(n); n == nil {
 		return nil, false
@@ -344,15 +353,17 @@ func (d *decoder) anyValue(n *yaml.Node, what string) (any, bool) {
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
-			name, ok := d.key(k, what)
+			name, ok := d.key(k)
 			if !ok {
 				return nil, false
 			}
 			if _, dup := m[name]; dup {
-				d.errorf(k, "%s: key %q is given twice; keep one", what, name)
+				d.errorf(k, "%s: key %q is given twice; keep one", d.where(), name)
 				return nil, false
 			}
-			val, ok := d.anyValue(n.Content[i+1], what+"."+name)
+			d.push(name)
+			val, ok := d.anyValue(n.Content[i+1])
+			d.pop()
 			if !ok {
 				return nil, false
 			}
@@ -362,7 +373,9 @@ func (d *decoder) anyValue(n *yaml.Node, what string) (any, bool) {
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
-			val, ok := d.anyValue(item, fmt.Sprintf("%s[%d]", what, i))
+			d.pushIndex(i)
+			val, ok := d.anyValue(item)
+			d.pop()
 			if !ok {
 				return nil, false
 			}
@@ -377,18 +390,18 @@ func (d *decoder) anyValue(n *yaml.Node, what string) (any, bool) {
 			b, _ := strconv.ParseBool(n.Value)
 			return b, true
 		case "!!int", "!!float":
-			return d.jsonNumber(n, what)
+			return d.jsonNumber(n)
 		default:
 			return n.Value, true
 		}
 	}
-	d.errorf(n, "%s: unsupported YAML value", what)
+	d.errorf(n, "%s: unsupported YAML value", d.where())
 	return nil, false
 }
 
 // jsonNumber reads an int or float scalar as the float64 JSON holds. YAML's
 // .inf and .nan, and numbers out of float64 range, are refused.
-func (d *decoder) jsonNumber(n *yaml.Node, what string) (any, bool) {
+func (d *decoder) jsonNumber(n *yaml.Node) (any, bool) {
 	plain := strings.ReplaceAll(n.Value, "_", "")
 	if n.Tag == "!!int" {
 		if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
@@ -400,7 +413,7 @@ func (d *decoder) jsonNumber(n *yaml.Node, what string) (any, bool) {
 	}
 	f, err := strconv.ParseFloat(plain, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		d.errorf(n, "%s: %q is not a number JSON can hold", what, n.Value)
+		d.errorf(n, "%s: %q is not a number JSON can hold", d.where(), n.Value)
 		return nil, false
 	}
 	return f, true

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -21,6 +22,8 @@ type structInfo struct {
 // fieldInfo is one YAML key of a struct.
 type fieldInfo struct {
 	index []int
+	// ord numbers the keys of one struct, for the seen-keys bit set.
+	ord int
 	// listPos indexes the <Field>Pos []Pos field recording where each list
 	// element was written; nil when there is none.
 	listPos []int
@@ -38,6 +41,9 @@ func (d *decoder) structInfo(t reflect.Type) *structInfo {
 	si := &structInfo{fields: map[string]fieldInfo{}}
 	var names []string
 	d.indexFields(t, nil, si, &names)
+	if len(names) > 64 {
+		panic(fmt.Sprintf("workspace: %s has more than 64 YAML fields", t))
+	}
 	si.names = strings.Join(sorted(names), ", ")
 	if f, ok := t.FieldByName("Pos"); ok && f.Type == posType {
 		si.pos = f.Index
@@ -67,7 +73,7 @@ func (d *decoder) indexFields(t reflect.Type, prefix []int, si *structInfo, name
 			d.indexFields(f.Type, index, si, names)
 			continue
 		}
-		fi := fieldInfo{index: index, oneOrList: opt == "one_or_list", isMap: f.Type.Kind() == reflect.Map}
+		fi := fieldInfo{index: index, ord: len(*names), oneOrList: opt == "one_or_list", isMap: f.Type.Kind() == reflect.Map}
 		if lp, ok := t.FieldByName(f.Name + "Pos"); ok && lp.Type == posListType {
 			fi.listPos = append(append([]int(nil), prefix...), lp.Index...)
 		}
@@ -76,9 +82,9 @@ func (d *decoder) indexFields(t reflect.Type, prefix []int, si *structInfo, name
 	}
 }
 
-func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, what string) {
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "%s must be a mapping of keys to values, not a %s", what, kindName(n))
+		d.errorf(n, "%s must be a mapping of keys to values, not a %s", d.where(), kindName(n))
 		return
 	}
 	si := d.structInfo(v.Type())
@@ -93,38 +99,39 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, what string) {
 		keyPos = map[string]Pos{}
 		v.FieldByIndex(si.keyPos).Set(reflect.ValueOf(keyPos))
 	}
-	seen := make(map[string]bool, len(n.Content)/2)
+	var seen uint64 // bit fieldInfo.ord is set once that key is decoded
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
-		name, ok := d.key(k, what)
+		name, ok := d.key(k)
 		if !ok {
 			continue
 		}
-		if seen[name] {
-			d.errorf(k, "%s: key %q is given twice; keep one", what, name)
-			continue
-		}
-		seen[name] = true
 		fi, ok := si.fields[name]
 		if !ok {
-			d.errorf(k, "unknown field %q in %s; valid fields are: %s", name, what, si.names)
+			d.errorf(k, "unknown field %q in %s; valid fields are: %s", name, d.where(), si.names)
 			continue
 		}
+		if seen&(1<<fi.ord) != 0 {
+			d.errorf(k, "%s: key %q is given twice; keep one", d.where(), name)
+			continue
+		}
+		seen |= 1 << fi.ord
 		fv := v.FieldByIndex(fi.index)
-		sub := what + "." + name
+		d.push(name)
 		switch {
 		case fi.isMap && keyPos != nil:
 			field := name
-			d.decodeMap(val, fv, sub, func(key string, kn *yaml.Node) { keyPos[field+"."+key] = d.pos(kn) })
+			d.decodeMap(val, fv, func(key string, kn *yaml.Node) { keyPos[field+"."+key] = d.pos(kn) })
 		case fi.oneOrList && resolveAlias(val).Kind == yaml.ScalarNode && !isNull(val):
 			one := &yaml.Node{Kind: yaml.SequenceNode, Line: val.Line, Column: val.Column, Content: []*yaml.Node{val}}
-			d.decode(one, fv, sub)
+			d.decode(one, fv)
 		default:
-			d.decode(val, fv, sub)
+			d.decode(val, fv)
 			if fi.listPos != nil {
 				d.fillListPos(val, v.FieldByIndex(fi.listPos))
 			}
 		}
+		d.pop()
 	}
 }
 

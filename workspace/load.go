@@ -61,7 +61,8 @@ func Parse(name string, data []byte) (*Workspace, error) {
 	}
 	sum := sha256.Sum256(data)
 	ws := &Workspace{Path: name, Revision: hex.EncodeToString(sum[:])}
-	d.decodeStruct(root, reflect.ValueOf(ws).Elem(), "workspace")
+	d.push("workspace")
+	d.decodeStruct(root, reflect.ValueOf(ws).Elem())
 	if d.exhausted {
 		return nil, capErrors(d.errs)
 	}
@@ -174,7 +175,8 @@ func (d *decoder) expandBundled(p *CommandPack) {
 	var base CommandPack
 	if errs == nil {
 		bd := newDecoder(name, root)
-		bd.decodeStruct(root, reflect.ValueOf(&base).Elem(), "bundled pack")
+		bd.push("bundled pack")
+		bd.decodeStruct(root, reflect.ValueOf(&base).Elem())
 		errs = bd.errs
 	}
 	if len(errs) > 0 {

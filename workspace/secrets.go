@@ -11,7 +11,7 @@ import (
 
 const inlineSecretHint = "secrets are never written inline; write {env: VARIABLE} or {file: /path/to/secret}"
 
-func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node, what string) {
+func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode {
 		d.errorf(n, "%s", inlineSecretHint)
 		return
@@ -22,18 +22,18 @@ func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node, what string) {
 	}
 	type plain SecretRef
 	var p plain
-	d.decodeStruct(n, reflectValue(&p), what)
+	d.decodeStruct(n, reflectValue(&p))
 	*s = SecretRef(p)
 	d.checkSecretRef(n, s)
 }
 
-func (c *Credential) decodeNode(d *decoder, n *yaml.Node, what string) {
+func (c *Credential) decodeNode(d *decoder, n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode {
 		d.errorf(n, "credential: %s", inlineSecretHint)
 		return
 	}
 	var s SecretRef
-	s.decodeNode(d, n, what)
+	s.decodeNode(d, n)
 	c.SecretRef = s
 }
 

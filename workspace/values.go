@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,8 +16,8 @@ type Duration time.Duration
 // D returns the value as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-func (d *Duration) decodeNode(dec *decoder, n *yaml.Node, what string) {
-	s, ok := dec.scalar(n, what)
+func (d *Duration) decodeNode(dec *decoder, n *yaml.Node) {
+	s, ok := dec.scalar(n)
 	if !ok {
 		return
 	}
@@ -57,8 +58,8 @@ func ParseByteSize(s string) (ByteSize, error) {
 	return ByteSize(n * mult), nil
 }
 
-func (b *ByteSize) decodeNode(dec *decoder, n *yaml.Node, what string) {
-	s, ok := dec.scalar(n, what)
+func (b *ByteSize) decodeNode(dec *decoder, n *yaml.Node) {
+	s, ok := dec.scalar(n)
 	if !ok {
 		return
 	}
@@ -70,8 +71,8 @@ func (b *ByteSize) decodeNode(dec *decoder, n *yaml.Node, what string) {
 	*b = v
 }
 
-func (t *Tier) decodeNode(dec *decoder, n *yaml.Node, what string) {
-	s, ok := dec.scalar(n, what)
+func (t *Tier) decodeNode(dec *decoder, n *yaml.Node) {
+	s, ok := dec.scalar(n)
 	if !ok {
 		return
 	}
@@ -83,8 +84,8 @@ func (t *Tier) decodeNode(dec *decoder, n *yaml.Node, what string) {
 	}
 }
 
-func (e *Effect) decodeNode(dec *decoder, n *yaml.Node, what string) {
-	s, ok := dec.scalar(n, what)
+func (e *Effect) decodeNode(dec *decoder, n *yaml.Node) {
+	s, ok := dec.scalar(n)
 	if !ok {
 		return
 	}
@@ -98,7 +99,7 @@ func (e *Effect) decodeNode(dec *decoder, n *yaml.Node, what string) {
 
 // decodeNode accepts a grant as a bare capability string or as an object
 // {op, param_constraints}.
-func (g *Grant) decodeNode(dec *decoder, n *yaml.Node, what string) {
+func (g *Grant) decodeNode(dec *decoder, n *yaml.Node) {
 	g.Pos = dec.pos(n)
 	if n.Kind == yaml.ScalarNode {
 		g.Op = n.Value
@@ -110,7 +111,7 @@ func (g *Grant) decodeNode(dec *decoder, n *yaml.Node, what string) {
 	}
 	type plain Grant
 	var p plain
-	dec.decodeStruct(n, reflectValue(&p), what)
+	dec.decodeStruct(n, reflectValue(&p))
 	*g = Grant(p)
 	if g.Op == "" {
 		dec.errorf(n, "grant has no op; write op: tool:<surface>:<member> (or pack:<id>, server:<id>)")
@@ -122,9 +123,9 @@ var constraintKeys = []string{"const", "enum", "max_length", "maximum", "minimum
 
 // decodeNode reads param_constraints: each key is a parameter name holding a
 // constraint object, or a legacy shorthand max_<param>: N / allowed_<param>: [..].
-func (c *Constraints) decodeNode(dec *decoder, n *yaml.Node, what string) {
+func (c *Constraints) decodeNode(dec *decoder, n *yaml.Node) {
 	if n.Kind != yaml.MappingNode {
-		dec.errorf(n, "%s must map parameter names to constraints, for example {path: {path_within: /data}}", what)
+		dec.errorf(n, "%s must map parameter names to constraints, for example {path: {path_within: /data}}", dec.where())
 		return
 	}
 	byParam := map[string]*Constraint{}
@@ -132,7 +133,7 @@ func (c *Constraints) decodeNode(dec *decoder, n *yaml.Node, what string) {
 	// that no bound silently replaces another.
 	claim := func(param string, k *yaml.Node) *Constraint {
 		if prev, dup := byParam[param]; dup {
-			dec.errorf(k, "%s: parameter %q is already constrained at %s; write all its bounds in one object", what, param, prev.Pos)
+			dec.errorf(k, "%s: parameter %q is already constrained at %s; write all its bounds in one object", dec.where(), param, prev.Pos)
 			return nil
 		}
 		c2 := &Constraint{Pos: dec.pos(k), Param: param}
@@ -141,7 +142,7 @@ func (c *Constraints) decodeNode(dec *decoder, n *yaml.Node, what string) {
 		return c2
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		name, ok := dec.key(n.Content[i], what)
+		name, ok := dec.key(n.Content[i])
 		if !ok {
 			continue
 		}
@@ -149,106 +150,126 @@ func (c *Constraints) decodeNode(dec *decoder, n *yaml.Node, what string) {
 		switch {
 		case v.Kind == yaml.MappingNode:
 			if kc := claim(name, k); kc != nil {
-				dec.decodeConstraint(what+"."+name, name, v, kc)
+				dec.push(name)
+				dec.decodeConstraint(name, v, kc)
+				dec.pop()
 			}
 		case strings.HasPrefix(name, "max_") && v.Kind == yaml.ScalarNode && len(name) > 4:
-			if f, ok := dec.number(v, what+"."+name); ok {
+			dec.push(name)
+			f, ok := dec.number(v)
+			dec.pop()
+			if ok {
 				if kc := claim(strings.TrimPrefix(name, "max_"), k); kc != nil {
 					kc.Maximum = &f
 				}
 			}
 		case strings.HasPrefix(name, "allowed_") && v.Kind == yaml.SequenceNode && len(name) > 8:
-			vals, ok := dec.anyValue(v, what+"."+name)
-			list, isList := vals.([]any)
-			switch {
-			case !ok:
-			case !isList || len(list) == 0:
-				dec.errorf(v, "%s.%s must be a non-empty list of allowed values", what, name)
-			default:
+			dec.push(name)
+			if list, ok := dec.enum(v); ok {
 				if kc := claim(strings.TrimPrefix(name, "allowed_"), k); kc != nil {
 					kc.Enum = list
 				}
 			}
+			dec.pop()
 		default:
 			dec.errorf(k, "%s: key %q needs a constraint object (keys: %s), or is the shorthand max_<param>: N or allowed_<param>: [..]",
-				what, name, strings.Join(constraintKeys, ", "))
+				dec.where(), name, strings.Join(constraintKeys, ", "))
 		}
 	}
 }
 
-func (dec *decoder) number(n *yaml.Node, what string) (float64, bool) {
+// enum reads a non-empty list of allowed values.
+func (dec *decoder) enum(n *yaml.Node) ([]any, bool) {
+	vals, ok := dec.anyValue(n)
+	if !ok {
+		return nil, false
+	}
+	if list, isList := vals.([]any); isList && len(list) > 0 {
+		return list, true
+	}
+	dec.errorf(n, "%s must be a non-empty list of allowed values", dec.where())
+	return nil, false
+}
+
+func (dec *decoder) number(n *yaml.Node) (float64, bool) {
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-		dec.errorf(n, "%s must be a number", what)
+		dec.errorf(n, "%s must be a number", dec.where())
 		return 0, false
 	}
-	v, ok := dec.jsonNumber(n, what)
+	v, ok := dec.jsonNumber(n)
 	if !ok {
 		return 0, false
 	}
 	return v.(float64), true
 }
 
-func (dec *decoder) decodeConstraint(what, param string, n *yaml.Node, c *Constraint) {
+func (dec *decoder) decodeConstraint(param string, n *yaml.Node, c *Constraint) {
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		name, ok := dec.key(n.Content[i], what)
+		name, ok := dec.key(n.Content[i])
 		if !ok {
 			continue
 		}
 		k, v := resolveAlias(n.Content[i]), resolveAlias(n.Content[i+1])
 		if seen[name] {
-			dec.errorf(k, "%s: key %q is given twice; keep one", what, name)
+			dec.errorf(k, "%s: key %q is given twice; keep one", dec.where(), name)
 			continue
 		}
 		seen[name] = true
-		switch name {
-		case "enum":
-			vals, ok := dec.anyValue(v, what+".enum")
-			if list, isList := vals.([]any); ok && isList && len(list) > 0 {
-				c.Enum = list
-			} else if ok {
-				dec.errorf(v, "%s.enum must be a non-empty list of allowed values", what)
-			}
-		case "const":
-			if val, ok := dec.anyValue(v, what+".const"); ok {
-				c.Const, c.HasConst = val, true
-			}
-		case "pattern":
-			if s, ok := dec.text(v, what+".pattern"); ok {
-				c.Pattern = s
-			}
-		case "minimum":
-			if f, ok := dec.number(v, what+".minimum"); ok {
-				c.Minimum = &f
-			}
-		case "maximum":
-			if f, ok := dec.number(v, what+".maximum"); ok {
-				c.Maximum = &f
-			}
-		case "max_length":
-			if f, ok := dec.number(v, what+".max_length"); ok {
-				if f < 0 || f != float64(int(f)) {
-					dec.errorf(v, "%s.max_length must be a whole number ≥ 0", what)
-				} else {
-					m := int(f)
-					c.MaxLength = &m
-				}
-			}
-		case "path_within":
-			if s, ok := dec.text(v, what+".path_within"); ok {
-				c.PathWithin = s
-			}
-		default:
+		if !slices.Contains(constraintKeys, name) {
 			dec.errorf(k, "unknown constraint %q on parameter %q; valid constraints are: %s", name, param, strings.Join(constraintKeys, ", "))
+			continue
+		}
+		dec.push(name)
+		dec.constraintValue(name, v, c)
+		dec.pop()
+	}
+}
+
+// constraintValue reads one known constraint key into c.
+func (dec *decoder) constraintValue(name string, v *yaml.Node, c *Constraint) {
+	switch name {
+	case "enum":
+		if list, ok := dec.enum(v); ok {
+			c.Enum = list
+		}
+	case "const":
+		if val, ok := dec.anyValue(v); ok {
+			c.Const, c.HasConst = val, true
+		}
+	case "pattern":
+		if s, ok := dec.text(v); ok {
+			c.Pattern = s
+		}
+	case "minimum":
+		if f, ok := dec.number(v); ok {
+			c.Minimum = &f
+		}
+	case "maximum":
+		if f, ok := dec.number(v); ok {
+			c.Maximum = &f
+		}
+	case "max_length":
+		if f, ok := dec.number(v); ok {
+			if f < 0 || f != float64(int(f)) {
+				dec.errorf(v, "%s must be a whole number ≥ 0", dec.where())
+				return
+			}
+			m := int(f)
+			c.MaxLength = &m
+		}
+	case "path_within":
+		if s, ok := dec.text(v); ok {
+			c.PathWithin = s
 		}
 	}
 }
 
 // text returns a non-empty scalar's text, or records that one was expected.
-func (dec *decoder) text(n *yaml.Node, what string) (string, bool) {
-	s, ok := dec.scalar(n, what)
+func (dec *decoder) text(n *yaml.Node) (string, bool) {
+	s, ok := dec.scalar(n)
 	if ok && (s == "" || n.Tag == "!!null") {
-		dec.errorf(n, "%s must not be empty", what)
+		dec.errorf(n, "%s must not be empty", dec.where())
 		return "", false
 	}
 	return s, ok
