@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,7 @@ type daemon struct {
 
 // startDaemon runs `toolgate serve` with args on a free loopback port and
 // waits for its "listening" log line, which carries the bound address.
-func startDaemon(t *testing.T, env []string, args ...string) *daemon {
+func startDaemon(t testing.TB, env []string, args ...string) *daemon {
 	t.Helper()
 	full := append([]string{"--log-format", "json", "serve", "--listen", "127.0.0.1:0"}, args...)
 	cmd := exec.Command(binary, full...)
@@ -61,7 +62,7 @@ func startDaemon(t *testing.T, env []string, args ...string) *daemon {
 }
 
 // mcpHTTP opens an initialised MCP session on url with a bearer token.
-func mcpHTTP(t *testing.T, url, token string) *client.Client {
+func mcpHTTP(t testing.TB, url, token string) *client.Client {
 	t.Helper()
 	var opts []transport.StreamableHTTPCOption
 	if token != "" {
@@ -76,7 +77,7 @@ func mcpHTTP(t *testing.T, url, token string) *client.Client {
 }
 
 // mcpStdio launches toolgate as a harness would and opens a session on it.
-func mcpStdio(t *testing.T, env []string, args ...string) *client.Client {
+func mcpStdio(t testing.TB, env []string, args ...string) *client.Client {
 	t.Helper()
 	cl, err := client.NewStdioMCPClient(binary, append(os.Environ(), env...), args...)
 	if err != nil {
@@ -86,7 +87,7 @@ func mcpStdio(t *testing.T, env []string, args ...string) *client.Client {
 	return cl
 }
 
-func initClient(t *testing.T, cl *client.Client) {
+func initClient(t testing.TB, cl *client.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -104,7 +105,7 @@ func initClient(t *testing.T, cl *client.Client) {
 
 // call invokes tool and returns its text and error flag; a JSON-RPC error
 // is returned as err.
-func call(t *testing.T, cl *client.Client, tool string, args map[string]any) (text string, isError bool, res *mcp.CallToolResult, err error) {
+func call(t testing.TB, cl *client.Client, tool string, args map[string]any) (text string, isError bool, res *mcp.CallToolResult, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -138,7 +139,7 @@ func toolNames(t *testing.T, cl *client.Client) []string {
 }
 
 // writeFile writes data under dir, creating parents.
-func writeFile(t *testing.T, dir, name, data string) string {
+func writeFile(t testing.TB, dir, name, data string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -148,4 +149,26 @@ func writeFile(t *testing.T, dir, name, data string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// toolgateHTTPStatus posts an initialize request with token and returns
+// the HTTP status.
+func toolgateHTTPStatus(t testing.TB, url, token string) int {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
