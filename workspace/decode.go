@@ -241,19 +241,36 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value) {
 	}
 	// Empty items are reported and left out, so that no later check meets a
 	// nil declaration; fillListPos skips them the same way.
+	// A declaration that could not be read at all (a list item that is not
+	// a mapping) is left out too, once its error is recorded.
 	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	posIndex := d.declPos(v.Type().Elem())
 	kept := 0
 	for i, item := range n.Content {
 		d.pushIndex(i)
 		if isNull(item) {
 			d.errorf(item, "%s is empty; remove the empty list item or give it a value", d.where())
 		} else {
-			d.decode(item, s.Index(kept))
-			kept++
+			e := s.Index(kept)
+			d.decode(item, e)
+			if posIndex != nil && (e.IsNil() || e.Elem().FieldByIndex(posIndex).IsZero()) {
+				e.SetZero()
+			} else {
+				kept++
+			}
 		}
 		d.pop()
 	}
 	v.Set(s.Slice(0, kept))
+}
+
+// declPos returns the index of the Pos field of a pointer-to-struct type,
+// which decoding sets on every declaration it reads; nil for other types.
+func (d *decoder) declPos(t reflect.Type) []int {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	return d.structInfo(t.Elem()).pos
 }
 
 // scalar returns a scalar node's text, or records that a scalar was expected.

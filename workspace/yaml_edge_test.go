@@ -127,6 +127,10 @@ func TestParseYAMLEdgeCases(t *testing.T) {
 					t.Errorf("aliased lists share storage")
 				}
 			}},
+		{name: "alias of an agent where a grant goes", src: "version: 1\nagents:\n  - &a {id: x, grants: [*a]}\n", wantErr: "x.yaml:3:16: unknown field \"grants\" in workspace.agents[0].grants[0]"},
+		{name: "alias cycle through a constraint", src: "version: 1\nagents:\n  - id: a\n    grants:\n      - &g {op: x, param_constraints: {p: {const: *g}}}\n", wantErr: "x.yaml:5:51: alias *g is used inside its own anchor &g"},
+		{name: "alias cycle through a list", src: "version: 1\nagents: &l [{id: x}, *l]\n", wantErr: "workspace.agents[1] must be a mapping of keys to values, not a list"},
+		{name: "list items that are not declarations", src: "version: 1\nmcp_servers: [0]\ncommand_packs: [[x]]\nagents: [a]\ngateway: {approvals: {rules: [r]}}\n", wantErr: "workspace.mcp_servers[0] must be a mapping"},
 		{name: "unknown anchor", src: "version: 1\nagents:\n  - id: a\n    grants: [*nope]\n", wantErr: "x.yaml:4:14: YAML syntax: unknown anchor 'nope' referenced"},
 		{name: "over the size cap", src: "version: 1\n#" + strings.Repeat("x", MaxFileBytes), wantErr: "x.yaml:1:1: the workspace file is larger than 8 MiB"},
 		{name: "invalid UTF-8", src: "version: 1\nagents: [{id: \"\xff\"}]\n", wantErr: "YAML syntax"},
