@@ -109,7 +109,9 @@ func loadPolicyCases(path string) ([]*policyCase, error) {
 	}
 	var errs workspace.ErrorList
 	at := func(n *yaml.Node) workspace.Pos { return workspace.Pos{File: path, Line: n.Line, Col: n.Column} }
-	errorf := func(n *yaml.Node, format string, a ...any) { errs = append(errs, workspace.Errorf(at(n), format, a...)) }
+	errorf := func(n *yaml.Node, format string, a ...any) {
+		errs = append(errs, workspace.Errorf(at(n), format, a...))
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
