@@ -216,3 +216,15 @@ func TestLoadResult(t *testing.T) {
 		t.Errorf("two uses of one bundle share command values; each must own its declarations")
 	}
 }
+
+// TestExampleWorkspaceLoads keeps the shipped demo workspace loadable.
+func TestExampleWorkspaceLoads(t *testing.T) {
+	t.Parallel()
+	ws, err := Load(filepath.Join("..", "examples", "command-packs", "toolgate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws.CommandPacks) != 2 || len(ws.Agents) != 2 || ws.CommandPacks[0].ID != "json-tools" {
+		t.Errorf("got %d packs (first %q), %d agents", len(ws.CommandPacks), ws.CommandPacks[0].ID, len(ws.Agents))
+	}
+}
