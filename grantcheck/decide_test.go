@@ -463,3 +463,70 @@ func equalDecision(a, b Decision) bool {
 	return a.Outcome == b.Outcome && a.Reason == b.Reason && a.Stage == b.Stage && a.Tier == b.Tier &&
 		a.Effects == b.Effects && a.Grant == b.Grant && slices.Equal(a.MissingScopes, b.MissingScopes)
 }
+
+// A Policy is shared by every request goroutine while the gateway swaps in
+// listings; run under -race this shows neither path writes shared state.
+func TestConcurrentDecide(t *testing.T) {
+	t.Parallel()
+	p := compileYAML(t, `
+version: 1
+mcp_servers:
+  - id: memory
+    command: [node, server.js]
+    permission: open
+command_packs:
+  - id: notes
+    permission: open
+    commands:
+      - id: show
+        argv: [cat, "{path}"]
+        inputs: {type: object, properties: {path: {type: string}}, required: [path]}
+        effects: read
+agents:
+  - id: a
+    grants:
+      - server:memory
+      - op: tool:notes:show
+        param_constraints:
+          path: {pattern: "[a-z]+", max_length: 8}
+`)
+	done := make(chan *Policy)
+	go func() {
+		cur := p
+		for i := range 50 {
+			next, err := cur.WithServerTools("memory", []ToolInfo{{Name: fmt.Sprintf("t%d", i)}})
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			cur = next
+		}
+		done <- cur
+	}()
+	errs := make(chan string, 8)
+	for range 8 {
+		go func() {
+			for range 200 {
+				if d := p.Decide("a", "notes", "show", map[string]any{"path": "abc"}); d.Outcome != Allow {
+					errs <- d.Reason
+					return
+				}
+				if d := p.Decide("a", "notes", "show", map[string]any{"path": "ABC"}); d.Outcome != Deny {
+					errs <- "ABC allowed"
+					return
+				}
+				_ = p.Tools("a", "")
+			}
+			errs <- ""
+		}()
+	}
+	for range 8 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	last := <-done
+	if d := last.Decide("a", "memory", "t49", nil); d.Outcome != Allow {
+		t.Errorf("after 50 listings: %+v", d)
+	}
+}
