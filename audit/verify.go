@@ -49,12 +49,17 @@ type VerifyError struct {
 	Line int
 	// Seq is the seq that belongs at Line, i.e. the first bad seq.
 	Seq int64
+	// Offset is the byte offset at which Line starts: truncating the file
+	// there removes a partial line left by a crash.
+	Offset int64
 	// Problem classifies what is wrong.
 	Problem Problem
 	// Detail explains it for people.
 	Detail string
 }
 
+// Error names the line, the seq that belongs there and the problem; a
+// truncated last line gets the plain-language crash message instead.
 func (e *VerifyError) Error() string {
 	if e.Problem == ProblemTruncated {
 		return e.Detail
@@ -72,8 +77,11 @@ func Verify(r io.Reader) (Report, error) {
 	br := bufio.NewReaderSize(r, 64*1024)
 	var rep Report
 	prev := GenesisPrev
+	var off int64
 	for lineNo := 1; ; lineNo++ {
+		start := off
 		raw, err := br.ReadBytes('\n')
+		off += int64(len(raw))
 		if err != nil && err != io.EOF {
 			return rep, fmt.Errorf("read audit log at line %d: %w", lineNo, err)
 		}
@@ -82,7 +90,7 @@ func Verify(r io.Reader) (Report, error) {
 		}
 		want := rep.LastSeq + 1
 		if raw[len(raw)-1] != '\n' {
-			return rep, &VerifyError{Line: lineNo, Seq: want, Problem: ProblemTruncated, Detail: fmt.Sprintf(
+			return rep, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemTruncated, Detail: fmt.Sprintf(
 				"line %d is truncated (no trailing newline / incomplete JSON): the writer probably crashed mid-append; the %d events before it verify", lineNo, lineNo-1)}
 		}
 		line := raw[:len(raw)-1]
@@ -92,18 +100,20 @@ func Verify(r io.Reader) (Report, error) {
 			Prev *string `json:"prev"`
 		}
 		if !ok || json.Unmarshal(line, &ev) != nil || ev.Seq == nil || ev.Prev == nil {
-			return rep, &VerifyError{Line: lineNo, Seq: want, Problem: ProblemMalformed,
+			return rep, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemMalformed,
 				Detail: "not a JSON audit event ending in its hash field (the line was edited or corrupted)"}
 		}
 		if !match {
-			return rep, &VerifyError{Line: lineNo, Seq: want, Problem: ProblemEdited,
+			return rep, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemEdited,
 				Detail: fmt.Sprintf("the line (claiming seq %d) does not match its hash: its bytes were changed after it was written", *ev.Seq)}
 		}
 		if *ev.Seq != want {
-			return rep, seqError(br, lineNo, want, *ev.Seq)
+			ve := seqError(br, lineNo, want, *ev.Seq)
+			ve.Offset = start
+			return rep, ve
 		}
 		if *ev.Prev != prev {
-			return rep, &VerifyError{Line: lineNo, Seq: want, Problem: ProblemPrevMismatch,
+			return rep, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemPrevMismatch,
 				Detail: fmt.Sprintf("prev is %q but the previous line's hash is %q: the line was rewritten or a line before it replaced", short(*ev.Prev), short(prev))}
 		}
 		prev = stored
@@ -132,7 +142,7 @@ func VerifyFile(path string) (Report, error) {
 
 // seqError classifies a line holding seq got where want belongs: if want
 // shows up further on, lines were reordered; otherwise it was removed.
-func seqError(br *bufio.Reader, lineNo int, want, got int64) error {
+func seqError(br *bufio.Reader, lineNo int, want, got int64) *VerifyError {
 	if got < want {
 		return &VerifyError{Line: lineNo, Seq: want, Problem: ProblemReordered,
 			Detail: fmt.Sprintf("holds seq %d again after seq %d: lines were reordered or duplicated", got, want-1)}

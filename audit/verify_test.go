@@ -104,6 +104,9 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			if rep.Events != tt.line-1 {
 				t.Errorf("report counts %d good events before line %d", rep.Events, tt.line)
 			}
+			if prefix := lines(tampered)[:tt.line-1]; ve.Offset != int64(len(bytes.Join(prefix, nil))) {
+				t.Errorf("offset %d is not where line %d starts", ve.Offset, tt.line)
+			}
 		})
 	}
 }
