@@ -25,12 +25,16 @@ func (g *Gateway) buildServer(agent string, s *surface) *server.MCPServer {
 		if !ok {
 			return
 		}
+		effects := ""
+		if cmd, ok := s.commands[req.Params.Name]; ok {
+			effects = string(cmd.Effects)
+		}
 		ev := &audit.Event{
 			Agent:      agent,
 			Action:     "command:call:" + s.pack.ID + ":" + req.Params.Name,
 			Decision:   "deny",
 			Reason:     grantcheck.UnknownToolReason(s.pack.ID, req.Params.Name),
-			Payload:    audit.Payload{Provider: "command", Container: s.pack.ID, Member: req.Params.Name, Effects: ""},
+			Payload:    audit.Payload{Provider: "command", Container: s.pack.ID, Member: req.Params.Name, Effects: effects},
 			ArgsSHA256: audit.ArgsDigest(req.GetArguments()),
 		}
 		if err := g.audit.Append(ev); err != nil {

@@ -73,6 +73,7 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		if err == pflag.ErrHelp {
 			return exitOK
 		}
+		fmt.Fprintf(c.stderr, "toolgate: %v\n", err)
 		return exitUsage
 	}
 	logger, err := newLogger(c.stderr, *logFormat, *logLevel)
@@ -151,11 +152,14 @@ func (c *cli) flagSet(name, usage string) *pflag.FlagSet {
 }
 
 // parse parses flags; ok is false when the caller should return code.
+// A bad flag is reported with the command's usage.
 func parse(fs *pflag.FlagSet, args []string) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
 			return exitOK, false
 		}
+		fmt.Fprintf(fs.Output(), "toolgate %s: %v\n", fs.Name(), err)
+		fs.Usage()
 		return exitUsage, false
 	}
 	return 0, true
