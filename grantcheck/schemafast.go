@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -19,14 +20,19 @@ import (
 // fastSchema is a flat object schema: properties, required and a boolean
 // additionalProperties.
 type fastSchema struct {
-	props    map[string]*fastProp
-	required []string
-	closed   bool
+	props map[string]*fastProp
+	// requiredProps counts the distinct required names that are
+	// properties (checked while ranging over the arguments); otherRequired
+	// are required names without a property schema, looked up directly.
+	requiredProps int
+	otherRequired []string
+	closed        bool
 }
 
 // fastProp is one property limited to type, enum/const of strings, booleans
 // and null, string lengths and numeric bounds that float64 holds exactly.
 type fastProp struct {
+	required               bool
 	types                  jsonTypes
 	enum                   []any
 	hasEnum                bool
@@ -75,6 +81,7 @@ var annotations = map[string]bool{
 // nil when doc uses anything outside the subset.
 func compileFast(doc map[string]any) *fastSchema {
 	f := &fastSchema{props: map[string]*fastProp{}}
+	var required []string
 	for k, v := range doc {
 		switch {
 		case annotations[k]:
@@ -96,7 +103,7 @@ func compileFast(doc map[string]any) *fastSchema {
 				if !ok {
 					return nil
 				}
-				f.required = append(f.required, s)
+				required = append(required, s)
 			}
 		case k == "additionalProperties":
 			b, ok := v.(bool)
@@ -122,6 +129,17 @@ func compileFast(doc map[string]any) *fastSchema {
 			}
 		default:
 			return nil
+		}
+	}
+	for _, r := range required {
+		switch p, ok := f.props[r]; {
+		case !ok:
+			if !slices.Contains(f.otherRequired, r) {
+				f.otherRequired = append(f.otherRequired, r)
+			}
+		case !p.required:
+			p.required = true
+			f.requiredProps++
 		}
 	}
 	return f
@@ -226,11 +244,12 @@ func exactFloat(v any) (*float64, bool) {
 
 // accepts reports true only when args certainly satisfy the schema.
 func (f *fastSchema) accepts(args map[string]any) bool {
-	for _, r := range f.required {
+	for _, r := range f.otherRequired {
 		if _, ok := args[r]; !ok {
 			return false
 		}
 	}
+	present := 0
 	for k, v := range args {
 		p, ok := f.props[k]
 		if !ok {
@@ -242,8 +261,11 @@ func (f *fastSchema) accepts(args map[string]any) bool {
 		if !p.accepts(v) {
 			return false
 		}
+		if p.required {
+			present++
+		}
 	}
-	return true
+	return present == f.requiredProps
 }
 
 func (p *fastProp) accepts(v any) bool {
