@@ -34,6 +34,7 @@ const (
 	KindAll
 )
 
+// String names the kind, for messages.
 func (k Kind) String() string {
 	switch k {
 	case KindTool:

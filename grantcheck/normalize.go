@@ -20,6 +20,7 @@ type UnrecognisedError struct {
 	Reason string
 }
 
+// Error says which entry and why, for parity's red verdict.
 func (e *UnrecognisedError) Error() string {
 	return fmt.Sprintf("harness entry %q is not recognised: %s", e.Entry, e.Reason)
 }
