@@ -310,4 +310,3 @@ func equalDecision(a, b Decision) bool {
 	return a.Outcome == b.Outcome && a.Reason == b.Reason && a.Stage == b.Stage && a.Tier == b.Tier &&
 		a.Effects == b.Effects && a.Grant == b.Grant && slices.Equal(a.MissingScopes, b.MissingScopes)
 }
-
