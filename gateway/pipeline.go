@@ -36,6 +36,9 @@ func (g *Gateway) callPack(ctx context.Context, agent string, s *surface, member
 		Payload:    audit.Payload{Provider: "command", Container: s.pack.ID, Member: member, Effects: string(d.Effects)},
 		ArgsSHA256: audit.ArgsDigest(args),
 	}
+	// Reasons may quote argument values, so they stay at debug level.
+	g.log.Info("decision", "agent", agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier)
+	g.log.Debug("decision reason", "agent", agent, "action", ev.Action, "reason", d.Reason)
 	switch d.Outcome {
 	case tiers.Allow:
 	case tiers.Approval:
