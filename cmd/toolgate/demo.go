@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/lmittmann/tint"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -53,7 +55,10 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 		return c.getenv(k)
 	}
 	wsPath := filepath.Join(dir, "toolgate.yaml")
-	g, err := gateway.Open(ctx, wsPath, gateway.Options{Getenv: getenv, Logger: c.log})
+	// The transcript is the demo's output; per-call logs would interleave
+	// with it on a terminal, so only warnings are logged.
+	quiet := slog.New(tint.NewHandler(c.stderr, &tint.Options{Level: slog.LevelWarn, NoColor: !isTerminal(c.stderr)}))
+	g, err := gateway.Open(ctx, wsPath, gateway.Options{Getenv: getenv, Logger: quiet})
 	if err != nil {
 		printLoadError(c, err)
 		return exitFail
