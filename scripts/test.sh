@@ -22,6 +22,8 @@ fuzz ./workspace FuzzLoad
 fuzz ./grantcheck FuzzParseCapability
 fuzz ./grantcheck FuzzNormalize
 fuzz ./grantcheck FuzzConstraint
+fuzz ./grantcheck FuzzFastSchema
+fuzz ./workspace FuzzParseTemplate
 
 echo "== policy cases of the demo workspace"
 go run ./cmd/toolgate policy test -w examples/command-packs/toolgate.yaml examples/command-packs/policy-cases.yaml
