@@ -138,7 +138,9 @@ func TestOutputMemoryBounded(t *testing.T) {
 			if tt.stdout > 0 && !res.Truncated {
 				t.Errorf("stdout over the cap not reported as truncated")
 			}
-			if limit := uint64(8 << 20); allocated > limit {
+			// Unbounded capture would allocate about 1 GB; a loaded machine
+			// reads a few MiB past the cap before the group dies.
+			if limit := uint64(64 << 20); allocated > limit {
 				t.Errorf("allocated %d bytes while 1 GB was printed; want under %d", allocated, limit)
 			}
 		})
