@@ -17,7 +17,7 @@ echo "== go test -race"
 go test -race -count=1 ./...
 
 echo "== fuzz (short)"
-fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-10s}" "$1"; }
+fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-20000x}" "$1"; }
 fuzz ./workspace FuzzLoad
 fuzz ./grantcheck FuzzParseCapability
 fuzz ./grantcheck FuzzNormalize
