@@ -50,7 +50,7 @@ func TestSource(t *testing.T) {
 				if err == nil {
 					t.Fatalf("Source(%q) = %q, want an error", tt.id, name)
 				}
-				if !strings.Contains(err.Error(), "bundled packs are: json-tools") {
+				if !strings.Contains(err.Error(), "bundled packs are: ") || !strings.Contains(err.Error(), "json-tools") {
 					t.Errorf("error %q does not list the bundled packs", err)
 				}
 				return
@@ -70,7 +70,7 @@ func TestPacksLoad(t *testing.T) {
 	for _, id := range bundled.IDs() {
 		t.Run(id, func(t *testing.T) {
 			t.Parallel()
-			ws, err := workspace.Parse("toolgate.yaml", []byte("version: 1\ncommand_packs:\n  - use: bundled/"+id+"\n"))
+			ws, err := workspace.Parse("toolgate.yaml", []byte(packWorkspace(id)))
 			if err != nil {
 				t.Fatalf("use: bundled/%s does not load:\n%v", id, err)
 			}
