@@ -19,6 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/packs"
@@ -46,6 +47,11 @@ type Gateway struct {
 	tokens *tokenTable
 
 	surfaces    map[string]*surface
+	approvals   *approvals.Broker
+	rules       *approvals.Rules
+	admin       *adminAuth
+	sessions    consoleSessions
+	health      auditHealth
 	servers     sync.Map // serverKey → *server.MCPServer
 	httpServers sync.Map // httpKey → *server.StreamableHTTPServer
 	version     string
@@ -116,6 +122,15 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		tokens[a.ID] = tok
 	}
 	g.tokens = newTokenTable(tokens)
+	if err := g.initApprovals(policy); err != nil {
+		log.Close()
+		return nil, err
+	}
+	if err := g.initAdmin(opts.Getenv, tokens); err != nil {
+		g.approvals.Close()
+		log.Close()
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -130,6 +145,10 @@ func Check(ctx context.Context, path string) (*workspace.Workspace, *grantcheck.
 	errs := packs.CheckRequires(ctx, ws)
 	policy, perr := grantcheck.Compile(ws)
 	errs = append(errs, workspace.AsList(perr)...)
+	if policy != nil {
+		_, rerr := approvals.CompileRules(policy, ws)
+		errs = append(errs, workspace.AsList(rerr)...)
+	}
 	if err := errs.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -161,6 +180,7 @@ func (g *Gateway) Close() error {
 		_ = v.(*server.StreamableHTTPServer).Shutdown(context.Background())
 		return true
 	})
+	g.approvals.Close()
 	return g.audit.Close()
 }
 

@@ -37,7 +37,7 @@ func (g *Gateway) buildServer(agent string, s *surface) *server.MCPServer {
 			Payload:    audit.Payload{Provider: "command", Container: s.pack.ID, Member: req.Params.Name, Effects: effects},
 			ArgsSHA256: audit.ArgsDigest(req.GetArguments()),
 		}
-		if err := g.audit.Append(ev); err != nil {
+		if err := g.appendAudit(ev); err != nil {
 			g.log.Error("audit append failed for a refused call", "agent", agent, "surface", s.pack.ID, "err", err)
 		}
 	})
@@ -45,6 +45,7 @@ func (g *Gateway) buildServer(agent string, s *surface) *server.MCPServer {
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
+		server.WithToolHandlerMiddleware(callMetaMiddleware),
 	)
 	for _, v := range g.Policy().Tools(agent, s.pack.ID) {
 		member := v.Name

@@ -42,7 +42,9 @@ func (g *Gateway) callPack(ctx context.Context, agent string, s *surface, member
 	switch d.Outcome {
 	case tiers.Allow:
 	case tiers.Approval:
-		return g.refuse(ev, "approval required ("+d.Reason+")")
+		if r := g.awaitApproval(ctx, ev, d, args, previewArgv(s.commands[member], args)); r != nil {
+			return r
+		}
 	default:
 		return g.refuse(ev, d.Reason)
 	}
@@ -56,7 +58,7 @@ func (g *Gateway) callPack(ctx context.Context, agent string, s *surface, member
 	res, err := g.runner.Run(ctx, inv)
 	if err != nil {
 		ev.Error = g.runner.Redact(err.Error())
-		if aerr := g.audit.Append(ev); aerr != nil {
+		if aerr := g.appendAudit(ev); aerr != nil {
 			return auditFailure(aerr)
 		}
 		return mcp.NewToolResultError(fmt.Sprintf("%s:%s could not run: %s", s.pack.ID, member, ev.Error))
@@ -65,7 +67,7 @@ func (g *Gateway) callPack(ctx context.Context, agent string, s *surface, member
 	exit, dur, out, trunc := res.ExitCode, res.Duration.Milliseconds(), res.OutputBytes, res.Truncated
 	ev.Exit, ev.DurationMS, ev.OutputBytes, ev.Truncated = &exit, &dur, &out, &trunc
 	ev.Error = res.Err
-	if err := g.audit.Append(ev); err != nil {
+	if err := g.appendAudit(ev); err != nil {
 		return auditFailure(err)
 	}
 	return toolResult(s.pack.ID, member, res)
@@ -74,7 +76,7 @@ func (g *Gateway) callPack(ctx context.Context, agent string, s *surface, member
 // refuse audits a refusal and returns it as the tool result every client
 // sees: isError with the DENIED prefix.
 func (g *Gateway) refuse(ev *audit.Event, reason string) *mcp.CallToolResult {
-	if err := g.audit.Append(ev); err != nil {
+	if err := g.appendAudit(ev); err != nil {
 		return auditFailure(err)
 	}
 	return mcp.NewToolResultError(DeniedPrefix + reason)

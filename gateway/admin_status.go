@@ -1,0 +1,202 @@
+package gateway
+
+import (
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/audit"
+)
+
+// auditHealth remembers how the last audit append went, so the status API
+// can show an audit log that stopped accepting events (and calls with it).
+type auditHealth struct {
+	mu     sync.Mutex
+	err    string
+	errAt  time.Time
+	okAt   time.Time
+	events int64
+}
+
+// appendAudit appends ev to the audit log and records the outcome for the
+// status API. Every audit write of the gateway goes through it.
+func (g *Gateway) appendAudit(ev *audit.Event) error {
+	err := g.audit.Append(ev)
+	h := &g.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.err, h.errAt = err.Error(), time.Now().UTC()
+	} else {
+		h.err, h.okAt = "", time.Now().UTC()
+		h.events++
+	}
+	return err
+}
+
+// AuditStatus is the audit log's health as the status API shows it.
+type AuditStatus struct {
+	Path string `json:"path"`
+	// OK is false when the last append failed or the file cannot be opened
+	// for appending: calls are then refused (the audit fails closed).
+	OK        bool      `json:"ok"`
+	Error     string    `json:"error,omitempty"`
+	ErrorAt   time.Time `json:"error_at,omitzero"`
+	LastOKAt  time.Time `json:"last_ok_at,omitzero"`
+	Appended  int64     `json:"appended"`
+	FileBytes int64     `json:"file_bytes"`
+}
+
+func (g *Gateway) auditStatus() AuditStatus {
+	h := &g.health
+	h.mu.Lock()
+	st := AuditStatus{Path: g.audit.Path(), OK: h.err == "", Error: h.err, ErrorAt: h.errAt, LastOKAt: h.okAt, Appended: h.events}
+	h.mu.Unlock()
+	f, err := os.OpenFile(st.Path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		st.OK = false
+		if st.Error == "" {
+			st.Error = "the audit log cannot be opened for appending: " + err.Error()
+		}
+		return st
+	}
+	if fi, err := f.Stat(); err == nil {
+		st.FileBytes = fi.Size()
+	}
+	f.Close()
+	return st
+}
+
+// SurfaceStatus is one served surface.
+type SurfaceStatus struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Members int    `json:"members"`
+	// Listed is false for an MCP server whose tools were not enumerated.
+	Listed bool `json:"listed"`
+}
+
+// Status is what GET /admin/status answers and the console shows.
+type Status struct {
+	Version   string `json:"version"`
+	Workspace struct {
+		Path     string `json:"path"`
+		Revision string `json:"revision"`
+	} `json:"workspace"`
+	Surfaces   []SurfaceStatus    `json:"surfaces"`
+	Downstream []DownstreamStatus `json:"downstream"`
+	Audit      AuditStatus        `json:"audit"`
+	Approvals  struct {
+		Pending     int    `json:"pending"`
+		Wait        string `json:"wait"`
+		TTL         string `json:"ttl"`
+		Rules       int    `json:"rules"`
+		Elicitation bool   `json:"elicitation"`
+	} `json:"approvals"`
+	Agents []string `json:"agents"`
+}
+
+// Status reports the gateway's state: what it serves, the downstream
+// servers' health, the workspace revision, the audit log's health and the
+// approvals waiting.
+func (g *Gateway) Status() Status {
+	var st Status
+	st.Version = g.version
+	st.Workspace.Path, st.Workspace.Revision = g.ws.Path, g.ws.Revision
+	for _, s := range g.Policy().Summary().Surfaces {
+		st.Surfaces = append(st.Surfaces, SurfaceStatus{ID: s.ID, Kind: string(s.Kind), Members: len(s.Members), Listed: s.Listed})
+	}
+	st.Surfaces = nonNil(st.Surfaces)
+	st.Downstream = nonNil(g.downstreamHealth())
+	st.Audit = g.auditStatus()
+	st.Approvals.Pending = len(g.approvals.Pending())
+	st.Approvals.Wait = g.approvalWait().String()
+	st.Approvals.TTL = g.approvals.TTL().String()
+	st.Approvals.Rules = g.rules.Len()
+	st.Approvals.Elicitation = g.ws.Gateway.Approvals.Elicitation
+	st.Agents = g.Policy().Agents()
+	return st
+}
+
+func (g *Gateway) handleStatus(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, g.Status())
+}
+
+// maxAuditQuery bounds how many events one audit query returns.
+const maxAuditQuery = 5000
+
+// handleAuditQuery answers GET /admin/audit?agent=&decision=&action=&since=&until=&limit=:
+// the last `limit` matching events (default 100), oldest first. action
+// matches exactly, or as a prefix when it ends in '*'; since and until take
+// RFC 3339 times or a duration back from now (e.g. 15m).
+func (g *Gateway) handleAuditQuery(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := 100
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxAuditQuery {
+			jsonError(w, http.StatusBadRequest, "limit must be a number from 1 to "+strconv.Itoa(maxAuditQuery))
+			return
+		}
+		limit = n
+	}
+	now := time.Now()
+	since, err := parseWhen(q.Get("since"), now)
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, "since: "+err.Error())
+		return
+	}
+	until, err := parseWhen(q.Get("until"), now)
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, "until: "+err.Error())
+		return
+	}
+	action := q.Get("action")
+	match := func(ev *audit.Event) bool {
+		switch {
+		case strings.HasSuffix(action, "*") && !strings.HasPrefix(ev.Action, strings.TrimSuffix(action, "*")):
+			return false
+		case action != "" && !strings.HasSuffix(action, "*") && ev.Action != action:
+			return false
+		case !since.IsZero() && ev.Time.Before(since):
+			return false
+		case !until.IsZero() && ev.Time.After(until):
+			return false
+		}
+		return true
+	}
+	var ring []audit.Event
+	opts := audit.TailOptions{Filter: audit.Filter{Agent: q.Get("agent"), Decision: q.Get("decision")}}
+	err = audit.Tail(r.Context(), g.audit.Path(), opts, func(rec audit.Record) error {
+		if match(&rec.Event) {
+			ring = append(ring, rec.Event)
+			if len(ring) > limit {
+				ring = ring[1:]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, "read audit log: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(ring))
+}
+
+// parseWhen reads an RFC 3339 time or a duration before now; "" is zero.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t, nil
+}

@@ -1,0 +1,190 @@
+// toolgate operator console: pending approvals with approve/deny, a live
+// feed of decisions over a websocket, and the gateway status. Everything
+// shown comes from the gateway and is inserted as text, never as HTML.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+const maxRows = 200;
+let ws = null;
+let retry = 500;
+let pending = [];
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function pretty(v) {
+  try { return JSON.stringify(v, null, 2); } catch (e) { return String(v); }
+}
+
+function remaining(expires) {
+  const s = Math.max(0, Math.round((new Date(expires) - Date.now()) / 1000));
+  if (s >= 60) return Math.floor(s / 60) + "m " + (s % 60) + "s";
+  return s + "s";
+}
+
+async function decide(id, verb, reason) {
+  const opts = { method: "POST", credentials: "same-origin", headers: { "X-Toolgate-Console": "1" } };
+  if (verb === "deny") {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify({ reason: reason || "" });
+  }
+  const res = await fetch("/admin/approvals/" + encodeURIComponent(id) + "/" + verb, opts);
+  if (!res.ok) {
+    let msg = res.status + " " + res.statusText;
+    try { msg = (await res.json()).error || msg; } catch (e) { /* keep status */ }
+    alert("Could not " + verb + " " + id + ": " + msg);
+  }
+}
+
+function renderPending() {
+  const list = $("#pending");
+  list.replaceChildren();
+  $("#pending-count").textContent = pending.length;
+  $("#no-pending").hidden = pending.length > 0;
+  for (const r of pending) {
+    const li = el("li", "approval");
+    li.dataset.id = r.id;
+    const head = el("div", "head");
+    head.append(el("span", "agent", r.agent), el("span", "action", r.action), el("span", "tier", r.tier), el("span", "id", r.id));
+    li.append(head, el("div", "reason", r.reason));
+    li.append(el("div", "label", "arguments"), el("pre", "arguments", pretty(r.arguments)));
+    if (r.argv && r.argv.length) {
+      li.append(el("div", "label", "command line"), el("pre", "argv", pretty(r.argv)));
+    }
+    const exp = el("div", "expires", "expires in " + remaining(r.expires));
+    exp.dataset.expires = r.expires;
+    li.append(exp);
+    const actions = el("div", "actions");
+    const approve = el("button", "approve", "Approve");
+    approve.type = "button";
+    approve.dataset.id = r.id;
+    approve.addEventListener("click", () => { approve.disabled = true; decide(r.id, "approve"); });
+    const reason = el("input");
+    reason.placeholder = "reason (for deny)";
+    reason.className = "deny-reason";
+    const deny = el("button", "deny", "Deny");
+    deny.type = "button";
+    deny.dataset.id = r.id;
+    deny.addEventListener("click", () => { deny.disabled = true; decide(r.id, "deny", reason.value); });
+    actions.append(approve, deny, reason);
+    li.append(actions);
+    list.append(li);
+  }
+}
+
+function addEvent(ev) {
+  const body = $("#feed tbody");
+  const tr = el("tr", "fresh");
+  tr.dataset.seq = ev.seq;
+  const t = new Date(ev.time);
+  tr.append(
+    el("td", "seq", ev.seq),
+    el("td", "time", t.toLocaleTimeString()),
+    el("td", "agent", ev.agent),
+    el("td", "decision d-" + ev.decision, ev.decision),
+    el("td", "action", ev.action),
+    el("td", "reason", ev.error ? ev.reason + " (error: " + ev.error + ")" : ev.reason),
+  );
+  body.prepend(tr);
+  while (body.children.length > maxRows) body.lastChild.remove();
+}
+
+function connect() {
+  const q = new URLSearchParams();
+  const agent = $("#filter-agent").value.trim();
+  const decision = $("#filter-decision").value;
+  if (agent) q.set("agent", agent);
+  if (decision) q.set("decision", decision);
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ui/ws?" + q.toString();
+  const sock = new WebSocket(url);
+  ws = sock;
+  sock.onopen = () => {
+    retry = 500;
+    $("#conn").textContent = "live";
+    $("#conn").className = "conn on";
+    $("#feed tbody").replaceChildren();
+  };
+  sock.onmessage = (m) => {
+    const msg = JSON.parse(m.data);
+    if (msg.type === "approvals") {
+      pending = msg.pending || [];
+      renderPending();
+    } else if (msg.type === "event") {
+      addEvent(msg.event);
+    } else if (msg.type === "error") {
+      showAlert(msg.error);
+    }
+  };
+  sock.onclose = () => {
+    if (ws !== sock) return;
+    $("#conn").textContent = "disconnected — retrying";
+    $("#conn").className = "conn off";
+    setTimeout(connect, retry);
+    retry = Math.min(retry * 2, 10000);
+  };
+}
+
+function reconnect() {
+  const old = ws;
+  ws = null;
+  if (old) old.close();
+  connect();
+}
+
+function showAlert(text) {
+  const a = $("#audit-alert");
+  a.textContent = text;
+  a.hidden = !text;
+}
+
+function dl(pairs) {
+  const d = $("#status");
+  d.replaceChildren();
+  for (const [k, v, cls] of pairs) {
+    const dd = el("dd", cls || "", v);
+    d.append(el("dt", "", k), dd);
+  }
+}
+
+async function refreshStatus() {
+  try {
+    const res = await fetch("/admin/status", { credentials: "same-origin" });
+    if (res.status === 401) { location.reload(); return; }
+    const st = await res.json();
+    const audit = st.audit.ok ? "ok" : "FAILING: " + st.audit.error;
+    showAlert(st.audit.ok ? "" : "Audit log failing — every call is refused: " + st.audit.error);
+    const pairs = [
+      ["workspace", st.workspace.path],
+      ["revision", (st.workspace.revision || "").slice(0, 12)],
+      ["audit log", st.audit.path],
+      ["audit", audit, st.audit.ok ? "ok" : "bad"],
+      ["pending", String(st.approvals.pending)],
+      ["approvals", "wait " + st.approvals.wait + ", valid " + st.approvals.ttl + ", " + st.approvals.rules + " rule(s)" + (st.approvals.elicitation ? ", elicitation" : "")],
+      ["agents", (st.agents || []).join(", ")],
+    ];
+    for (const s of st.surfaces) pairs.push(["surface", s.id + " (" + s.kind + ", " + s.members + " tools)"]);
+    for (const d of st.downstream) pairs.push(["downstream", d.id + ": " + d.state + (d.error ? " — " + d.error : ""), d.state === "connected" ? "ok" : d.state === "failed" ? "bad" : ""]);
+    dl(pairs);
+  } catch (e) {
+    dl([["status", "unavailable: " + e, "bad"]]);
+  }
+}
+
+function tick() {
+  for (const e of document.querySelectorAll(".expires")) {
+    e.textContent = "expires in " + remaining(e.dataset.expires);
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("#filter-agent").addEventListener("change", reconnect);
+  $("#filter-decision").addEventListener("change", reconnect);
+  connect();
+  refreshStatus();
+  setInterval(refreshStatus, 5000);
+  setInterval(tick, 1000);
+});
