@@ -1,0 +1,74 @@
+package harness
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Codex reads ~/.codex/config.toml (or a trusted project's
+// .codex/config.toml): one [mcp_servers.<id>] table per server, command and
+// args or url with bearer_token_env_var, env_vars naming variables to pass
+// through to a launched server, and enabled_tools as its allowlist.
+func codexConfig(servers []server) []byte {
+	var b strings.Builder
+	for i, s := range servers {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "[mcp_servers.%s]\n", tomlKey(s.name))
+		if s.url != "" {
+			fmt.Fprintf(&b, "url = %s\nbearer_token_env_var = %s\n", tomlString(s.url), tomlString(s.tokenVar))
+		} else {
+			fmt.Fprintf(&b, "command = %s\nargs = %s\n", tomlString(s.command), tomlArray(s.args))
+			if len(s.envVars) > 0 {
+				fmt.Fprintf(&b, "env_vars = %s\n", tomlArray(s.envVars))
+			}
+		}
+		if s.tools != nil {
+			fmt.Fprintf(&b, "enabled_tools = %s\n", tomlArray(s.tools))
+		}
+	}
+	return []byte(b.String())
+}
+
+var bareKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func tomlKey(k string) string {
+	if bareKeyRE.MatchString(k) {
+		return k
+	}
+	return tomlString(k)
+}
+
+// tomlString is a TOML basic string: quotes, backslashes and control
+// characters escaped, everything else as is.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func tomlArray(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = tomlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

@@ -1,0 +1,186 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sort"
+
+	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/workspace"
+)
+
+// Mode is how a harness reaches toolgate.
+type Mode string
+
+// The two modes: the harness launches one `toolgate serve --stdio` process
+// per surface (identity fixed at launch), or it connects to the daemon's
+// /mcp/<surface> endpoints with the agent's bearer token.
+const (
+	ModeStdio Mode = "stdio"
+	ModeHTTP  Mode = "http"
+)
+
+// ConfigOptions say which agent, harness and mode a config is for.
+type ConfigOptions struct {
+	Harness   Harness
+	Mode      Mode
+	Agent     string
+	Workspace *workspace.Workspace
+	Policy    *grantcheck.Policy
+	// WorkspacePath is the workspace file, made absolute so the harness can
+	// launch toolgate from any directory.
+	WorkspacePath string
+	// Command is the toolgate executable a stdio entry launches.
+	Command string
+	// BaseURL overrides http://<gateway.listen> in http mode.
+	BaseURL string
+}
+
+// server is one harness entry, before it is written in a harness's format.
+type server struct {
+	name  string
+	tools []string // nil: every tool of the surface
+	// stdio
+	command string
+	args    []string
+	envVars []string // environment variables toolgate needs, forwarded by name
+	// http
+	url      string
+	tokenVar string
+}
+
+// Config renders the MCP config o.Harness reads, one entry per surface the
+// agent holds tools on, named after the surface. Tokens appear only as
+// environment variable references in the harness's own syntax.
+func Config(o ConfigOptions) ([]byte, error) {
+	entries, err := Entries(o.Policy, o.Agent)
+	if err != nil {
+		return nil, err
+	}
+	servers, err := servers(o, entries)
+	if err != nil {
+		return nil, err
+	}
+	switch o.Harness {
+	case Claude:
+		return claudeConfig(servers)
+	case Codex:
+		return codexConfig(servers), nil
+	case Cursor:
+		return cursorConfig(servers)
+	case Gemini:
+		return geminiConfig(servers)
+	case VSCode:
+		return vscodeConfig(servers)
+	case OpenCode:
+		return opencodeConfig(servers)
+	}
+	return nil, fmt.Errorf("unknown harness %q; use one of %s", o.Harness, harnessList())
+}
+
+func servers(o ConfigOptions, entries []Entry) ([]server, error) {
+	var out []server
+	switch o.Mode {
+	case ModeStdio, "":
+		wsPath, err := filepath.Abs(o.WorkspacePath)
+		if err != nil {
+			return nil, fmt.Errorf("workspace path %s: %w", o.WorkspacePath, err)
+		}
+		vars := credentialVars(o.Workspace)
+		for _, e := range entries {
+			out = append(out, server{name: e.Surface, tools: e.Tools, command: o.Command,
+				args:    []string{"serve", "-w", wsPath, "--agent", o.Agent, "--stdio", "--surface", e.Surface},
+				envVars: vars})
+		}
+	case ModeHTTP:
+		tokenVar, err := tokenVar(o.Workspace, o.Agent)
+		if err != nil {
+			return nil, err
+		}
+		base := o.BaseURL
+		if base == "" {
+			base = "http://" + loopbackListen(o.Workspace.Gateway.Listen)
+		}
+		for _, e := range entries {
+			out = append(out, server{name: e.Surface, tools: e.Tools, url: base + "/mcp/" + e.Surface, tokenVar: tokenVar})
+		}
+	default:
+		return nil, fmt.Errorf("unknown mode %q; use stdio or http", o.Mode)
+	}
+	return out, nil
+}
+
+// credentialVars are the environment variables the workspace's credentials
+// come from: a stdio toolgate resolves them at start, and some harnesses
+// pass a launched server only the variables they are told to.
+func credentialVars(ws *workspace.Workspace) []string {
+	var vars []string
+	for _, c := range ws.Credentials {
+		if c != nil && c.Env != "" {
+			vars = append(vars, c.Env)
+		}
+	}
+	sort.Strings(vars)
+	return vars
+}
+
+// tokenVar is the environment variable holding agent's bearer token.
+func tokenVar(ws *workspace.Workspace, agent string) (string, error) {
+	for _, a := range ws.Agents {
+		if a.ID != agent {
+			continue
+		}
+		switch {
+		case a.Token == nil:
+			return "", fmt.Errorf("agent %q has no token, so it cannot connect to the daemon over HTTP; declare token: {env: VAR} for it, or use --mode stdio", agent)
+		case a.Token.Env == "":
+			return "", fmt.Errorf("agent %q reads its token from a file, and harness configs reference tokens only through environment variables (toolgate never prints a token); declare token: {env: VAR}, or use --mode stdio", agent)
+		}
+		return a.Token.Env, nil
+	}
+	return "", fmt.Errorf("no agent %q is declared", agent)
+}
+
+// loopbackListen turns gateway.listen into an address a local harness can
+// dial: the default when unset, and 127.0.0.1 for an unspecified host.
+func loopbackListen(listen string) string {
+	if listen == "" {
+		return "127.0.0.1:7330"
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// envRefs maps each variable to a reference in a harness's syntax.
+func envRefs(vars []string, ref func(string) string) map[string]string {
+	if len(vars) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(vars))
+	for _, v := range vars {
+		m[v] = ref(v)
+	}
+	return m
+}
+
+// marshal writes indented JSON without HTML escaping and with a final
+// newline, the way people keep these files.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

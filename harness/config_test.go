@@ -1,0 +1,137 @@
+package harness
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/workspace"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func load(t *testing.T, path string) (*workspace.Workspace, *grantcheck.Policy) {
+	t.Helper()
+	ws, err := workspace.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := grantcheck.Compile(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, p
+}
+
+// golden compares got with testdata/<name>, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./harness -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestConfigGolden(t *testing.T) {
+	t.Parallel()
+	ws, p := load(t, "testdata/toolgate.yaml")
+	for _, h := range Harnesses() {
+		for _, mode := range []Mode{ModeStdio, ModeHTTP} {
+			t.Run(string(h)+"-"+string(mode), func(t *testing.T) {
+				t.Parallel()
+				got, err := Config(ConfigOptions{Harness: h, Mode: mode, Agent: "reader", Workspace: ws, Policy: p,
+					WorkspacePath: "/work/toolgate.yaml", Command: "/usr/local/bin/toolgate"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ext := ".json"
+				if h == Codex {
+					ext = ".toml"
+				}
+				golden(t, "config/"+string(h)+"-"+string(mode)+ext, got)
+			})
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	ws, p := load(t, "testdata/toolgate.yaml")
+	long, lp := load(t, "testdata/longname.yaml")
+	cases := []struct {
+		name  string
+		o     ConfigOptions
+		wants []string
+	}{
+		{"file token over http", ConfigOptions{Harness: Claude, Mode: ModeHTTP, Agent: "filetoken", Workspace: ws, Policy: p},
+			[]string{`agent "filetoken" reads its token from a file`, "--mode stdio", "{env: VAR}"}},
+		{"no token over http", ConfigOptions{Harness: Codex, Mode: ModeHTTP, Agent: "notoken", Workspace: ws, Policy: p},
+			[]string{`agent "notoken" has no token`, "--mode stdio"}},
+		{"no grant", ConfigOptions{Harness: Claude, Mode: ModeStdio, Agent: "nogrant", Workspace: ws, Policy: p},
+			[]string{`agent "nogrant" holds no tool`}},
+		{"unknown agent", ConfigOptions{Harness: Claude, Mode: ModeStdio, Agent: "ghost", Workspace: ws, Policy: p},
+			[]string{`"ghost"`}},
+		{"unknown mode", ConfigOptions{Harness: Claude, Mode: "sse", Agent: "reader", Workspace: ws, Policy: p},
+			[]string{`unknown mode "sse"`}},
+		{"name too long", ConfigOptions{Harness: Claude, Mode: ModeStdio, Agent: "long", Workspace: long, Policy: lp},
+			[]string{"mcp__a-surface-id-that-is-rather-long__a-command-whose-name-is-far-too-long", "64"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.o.WorkspacePath, tc.o.Command = "/w/toolgate.yaml", "toolgate"
+			_, err := Config(tc.o)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestAllowedTools(t *testing.T) {
+	t.Parallel()
+	_, p := load(t, "testdata/toolgate.yaml")
+	got, err := AllowedTools(p, "reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "mcp__json-tools__query,mcp__json-tools__keys,mcp__json-tools__validate,mcp__json-tools__edit-in-place,mcp__memory"
+	if strings.Join(got, ",") != want {
+		t.Errorf("AllowedTools = %s\nwant %s", strings.Join(got, ","), want)
+	}
+	if _, err := AllowedTools(p, "nogrant"); err == nil || !strings.Contains(err.Error(), "holds no grant") {
+		t.Errorf("nogrant: err = %v", err)
+	}
+	_, lp := load(t, "testdata/longname.yaml")
+	if _, err := AllowedTools(lp, "long"); err == nil || !strings.Contains(err.Error(), "a-command-whose-name-is-far-too-long") {
+		t.Errorf("long name: err = %v", err)
+	}
+}
+
+func TestLoopbackListen(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"": "127.0.0.1:7330", "0.0.0.0:80": "127.0.0.1:80", "[::]:9": "127.0.0.1:9",
+		"127.0.0.1:7330": "127.0.0.1:7330", "gw.internal:7000": "gw.internal:7000", ":7001": "127.0.0.1:7001"} {
+		if got := loopbackListen(in); got != want {
+			t.Errorf("loopbackListen(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+// Package harness connects agent harnesses (Claude Code, Codex, Cursor,
+// Gemini CLI, VS Code, OpenCode) to toolgate: it writes the MCP config each
+// harness reads, derives the harness's own allowlist from an agent's grant,
+// and reports parity between a deployed allowlist and the grant
+// (DESIGN.md §8, §9). Every mapping between allowlist entries and
+// capabilities goes through grantcheck's one normalisation module.
+package harness
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Harness names an agent harness whose config format toolgate writes.
+type Harness string
+
+// The harnesses toolgate knows.
+const (
+	Claude   Harness = "claude"
+	Codex    Harness = "codex"
+	Cursor   Harness = "cursor"
+	Gemini   Harness = "gemini"
+	VSCode   Harness = "vscode"
+	OpenCode Harness = "opencode"
+)
+
+// Harnesses lists every known harness, in the order help texts show them.
+func Harnesses() []Harness {
+	return []Harness{Claude, Codex, Cursor, Gemini, VSCode, OpenCode}
+}
+
+// ParseHarness checks a harness name, saying which ones exist.
+func ParseHarness(s string) (Harness, error) {
+	for _, h := range Harnesses() {
+		if string(h) == s {
+			return h, nil
+		}
+	}
+	return "", fmt.Errorf("unknown harness %q; use one of %s", s, harnessList())
+}
+
+func harnessList() string {
+	names := make([]string, 0, 6)
+	for _, h := range Harnesses() {
+		names = append(names, string(h))
+	}
+	return strings.Join(names, ", ")
+}
