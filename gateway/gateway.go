@@ -42,6 +42,7 @@ type Gateway struct {
 	ws     *workspace.Workspace
 	policy atomic.Pointer[grantcheck.Policy]
 	runner *packs.Runner
+	jobs   *packs.Jobs // background jobs (gateway/jobs.go)
 	audit  *audit.Log
 	log    *slog.Logger
 	tokens *tokenTable
@@ -102,6 +103,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		surfaces: map[string]*surface{},
 	}
 	g.policy.Store(policy)
+	g.jobs = packs.NewJobs(runner, packs.JobsOptions{OnEnd: g.jobEnded})
 	for _, p := range ws.CommandPacks {
 		s := &surface{pack: p, commands: map[string]*workspace.Command{}}
 		for _, c := range p.Commands {
@@ -181,6 +183,7 @@ func (g *Gateway) Close() error {
 		return true
 	})
 	g.approvals.Close()
+	g.closeJobs()
 	return g.audit.Close()
 }
 

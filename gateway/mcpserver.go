@@ -53,5 +53,6 @@ func (g *Gateway) buildServer(agent string, s *surface) *server.MCPServer {
 			return g.callPack(ctx, agent, s, member, req.GetArguments()), nil
 		})
 	}
+	srv.AddTools(g.jobTools(agent, s)...)
 	return srv
 }

@@ -55,6 +55,9 @@ func (g *Gateway) callPack(ctx context.Context, agent string, s *surface, member
 		ev.Reason = g.runner.Redact(err.Error())
 		return g.refuse(ev, ev.Reason)
 	}
+	if cmd.Background {
+		return g.startJob(agent, s, ev, inv)
+	}
 	res, err := g.runner.Run(ctx, inv)
 	if err != nil {
 		ev.Error = g.runner.Redact(err.Error())

@@ -1,0 +1,301 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/packs"
+	"github.com/toolgate/toolgate/tiers"
+)
+
+// Background jobs. A command declared background: true passes the same
+// pipeline as any call (decision, approval, Prepare) and then starts as a
+// job of the calling agent instead of being waited for. The agent follows
+// it with three tools shown on the surface's endpoint, only to agents that
+// hold a background command there: job-status, job-logs and job-cancel.
+// They see only the calling agent's own jobs on that surface.
+//
+// Audit: the start is the call's own event (decision allow, argv, reason
+// naming the job id); the end is an event with action
+// command:job-end:<pack>:<command> and the job's final state as decision
+// (succeeded, failed, cancelled, stopped) carrying exit, duration, output
+// size and error; a cancel is an event with action
+// command:job-cancel:<pack>:<command>. All three carry the starting call's
+// args_sha256, so they join up.
+//
+// When the gateway stops (Close), every running job is stopped: its process
+// group gets SIGTERM, then SIGKILL after the kill grace, and its end is
+// audited with decision "stopped" before the audit log closes.
+
+// Names of the job tools.
+const (
+	jobStatusTool = "job-status"
+	jobLogsTool   = "job-logs"
+	jobCancelTool = "job-cancel"
+)
+
+// jobCloseWait bounds how long Close waits for running jobs to stop; their
+// groups are killed after the runner's kill grace, so this is slack.
+const jobCloseWait = 10 * time.Second
+
+// jobTag is what the gateway keeps with a job: the start event, whose
+// identity the end and cancel events repeat.
+type jobTag struct {
+	start audit.Event
+}
+
+// startJob starts inv as a background job for agent, audits the start and
+// returns the job id at once.
+func (g *Gateway) startJob(agent string, s *surface, ev *audit.Event, inv *packs.Invocation) *mcp.CallToolResult {
+	ev.Argv = make([]string, len(inv.Argv))
+	for i, a := range inv.Argv {
+		ev.Argv[i] = g.runner.Redact(a)
+	}
+	info, err := g.jobs.Start(agent, inv, jobTag{start: *ev})
+	if err != nil {
+		ev.Error = g.runner.Redact(err.Error())
+		if aerr := g.audit.Append(ev); aerr != nil {
+			return auditFailure(aerr)
+		}
+		return mcp.NewToolResultError(fmt.Sprintf("%s:%s could not start: %s", s.pack.ID, inv.Command, ev.Error))
+	}
+	ev.Reason = strings.TrimPrefix(ev.Reason+"; ", "; ") + "started background job " + info.ID
+	if err := g.audit.Append(ev); err != nil {
+		_, _ = g.jobs.Cancel(context.Background(), agent, info.ID)
+		return auditFailure(err)
+	}
+	g.log.Info("background job started", "agent", agent, "action", ev.Action, "job", info.ID)
+	text := fmt.Sprintf("Started background job %s (%s:%s), bounded by %s and %d bytes of output.\n"+
+		"Follow it with %s {\"job_id\": %q}, read its output with %s, stop it with %s.",
+		info.ID, s.pack.ID, inv.Command, info.Timeout, info.MaxOutput, jobStatusTool, info.ID, jobLogsTool, jobCancelTool)
+	out := mcp.NewToolResultText(text)
+	out.StructuredContent = jobView(info)
+	return out
+}
+
+// jobEnded audits a job's end; the job manager calls it once per job.
+func (g *Gateway) jobEnded(info packs.JobInfo) {
+	tag, _ := info.Tag.(jobTag)
+	ev := jobEvent(tag.start, info, "command:job-end:", string(info.State))
+	ev.Reason = fmt.Sprintf("background job %s %s", info.ID, info.State)
+	if res := info.Result; res != nil {
+		ev.Argv = res.Argv
+		exit, dur, out, trunc := res.ExitCode, res.Duration.Milliseconds(), res.OutputBytes, res.Truncated
+		ev.Exit, ev.DurationMS, ev.OutputBytes, ev.Truncated = &exit, &dur, &out, &trunc
+		ev.Error = res.Err
+	}
+	if err := g.audit.Append(ev); err != nil {
+		g.log.Error("audit append failed for a background job's end", "agent", info.Owner, "job", info.ID, "err", err)
+	}
+	g.log.Info("background job ended", "agent", info.Owner, "action", ev.Action, "job", info.ID, "state", info.State)
+}
+
+// jobEvent is an audit event about job info, repeating its start event's
+// identity under action prefix+pack:command.
+func jobEvent(start audit.Event, info packs.JobInfo, prefix, decision string) *audit.Event {
+	return &audit.Event{
+		Agent:      info.Owner,
+		Action:     prefix + info.Pack + ":" + info.Command,
+		Decision:   decision,
+		Tier:       start.Tier,
+		Payload:    start.Payload,
+		ArgsSHA256: start.ArgsSHA256,
+	}
+}
+
+// closeJobs stops every running job, so their ends are audited before the
+// audit log closes.
+func (g *Gateway) closeJobs() {
+	ctx, cancel := context.WithTimeout(context.Background(), jobCloseWait)
+	defer cancel()
+	if err := g.jobs.Close(ctx); err != nil {
+		g.log.Error("background jobs did not stop in time", "err", err)
+	}
+}
+
+// jobTools are the job tools for agent on s: none unless agent holds a
+// background command there.
+func (g *Gateway) jobTools(agent string, s *surface) []server.ServerTool {
+	has := false
+	for _, v := range g.Policy().Tools(agent, s.pack.ID) {
+		if c := s.commands[v.Name]; c != nil && c.Background {
+			has = true
+			break
+		}
+	}
+	if !has {
+		return nil
+	}
+	for _, name := range []string{jobStatusTool, jobLogsTool, jobCancelTool} {
+		if _, clash := s.commands[name]; clash {
+			g.log.Warn("pack has a command named like a job tool; its background jobs get no job tools", "surface", s.pack.ID, "command", name)
+			return nil
+		}
+	}
+	yes, no := true, false
+	jobID := mcp.WithString("job_id", mcp.Description("The job id returned when the job was started."), mcp.MaxLength(64))
+	status := mcp.NewTool(jobStatusTool,
+		mcp.WithDescription("Show one of your background jobs on this endpoint (state: running, succeeded, failed, cancelled or stopped; exit status, duration, output sizes), or all of them when job_id is omitted."),
+		jobID, mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: &yes, DestructiveHint: &no}))
+	logs := mcp.NewTool(jobLogsTool,
+		mcp.WithDescription("Read a page of a background job's output, from offset (0 for the start). Pass the next_offset it reports to read on; done: true means the job has ended and everything was read."),
+		mcp.WithString("job_id", mcp.Required(), mcp.Description("The job id."), mcp.MaxLength(64)),
+		mcp.WithString("stream", mcp.Enum(string(packs.Stdout), string(packs.Stderr)), mcp.Description("stdout (default) or stderr.")),
+		mcp.WithNumber("offset", mcp.Min(0), mcp.Description("Byte offset to read from (default 0).")),
+		mcp.WithNumber("limit", mcp.Min(1), mcp.Max(packs.MaxLogPage), mcp.Description(fmt.Sprintf("Most bytes to return (default %d).", packs.DefaultLogPage))),
+		mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: &yes, DestructiveHint: &no}))
+	cancelTool := mcp.NewTool(jobCancelTool,
+		mcp.WithDescription("Stop one of your running background jobs: its whole process group is terminated. Returns its final status."),
+		mcp.WithString("job_id", mcp.Required(), mcp.Description("The job id."), mcp.MaxLength(64)),
+		mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: &no, DestructiveHint: &yes}))
+	return []server.ServerTool{
+		{Tool: status, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return g.jobStatus(agent, s, req.GetString("job_id", "")), nil
+		}},
+		{Tool: logs, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return g.jobLogs(agent, s, req), nil
+		}},
+		{Tool: cancelTool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return g.jobCancel(ctx, agent, s, req.GetString("job_id", "")), nil
+		}},
+	}
+}
+
+// ownJob returns agent's job id if it belongs to surface s.
+func (g *Gateway) ownJob(agent string, s *surface, id string) (packs.JobInfo, error) {
+	info, err := g.jobs.Get(agent, id)
+	if err == nil && info.Pack != s.pack.ID {
+		err = packs.ErrNoJob
+	}
+	return info, err
+}
+
+func (g *Gateway) jobStatus(agent string, s *surface, id string) *mcp.CallToolResult {
+	if id == "" {
+		var views []any
+		var lines []string
+		for _, info := range g.jobs.List(agent) {
+			if info.Pack != s.pack.ID {
+				continue
+			}
+			views = append(views, jobView(info))
+			lines = append(lines, jobLine(info))
+		}
+		if len(lines) == 0 {
+			lines = []string{"no background jobs"}
+		}
+		out := mcp.NewToolResultText(strings.Join(lines, "\n"))
+		out.StructuredContent = map[string]any{"jobs": views}
+		return out
+	}
+	info, err := g.ownJob(agent, s, id)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error())
+	}
+	out := mcp.NewToolResultText(jobLine(info))
+	out.StructuredContent = jobView(info)
+	return out
+}
+
+func (g *Gateway) jobLogs(agent string, s *surface, req mcp.CallToolRequest) *mcp.CallToolResult {
+	id := req.GetString("job_id", "")
+	if _, err := g.ownJob(agent, s, id); err != nil {
+		return mcp.NewToolResultError(err.Error())
+	}
+	offset, limit := req.GetFloat("offset", 0), req.GetFloat("limit", 0)
+	page, err := g.jobs.Logs(agent, id, packs.Stream(req.GetString("stream", "")), int64(offset), int(limit))
+	if err != nil {
+		return mcp.NewToolResultError(err.Error())
+	}
+	text := page.Data
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	text += fmt.Sprintf("[job-logs %s: bytes %d-%d of %d kept", page.Stream, page.Offset, page.Next, page.Kept)
+	if page.Dropped > 0 {
+		text += fmt.Sprintf(", %d more dropped past the output cap", page.Dropped)
+	}
+	if page.Done {
+		text += "; done]"
+	} else {
+		text += fmt.Sprintf("; next_offset %d]", page.Next)
+	}
+	out := mcp.NewToolResultText(text)
+	out.StructuredContent = map[string]any{
+		"job_id": id, "stream": page.Stream, "offset": page.Offset, "next_offset": page.Next,
+		"kept": page.Kept, "dropped": page.Dropped, "done": page.Done, "data": page.Data,
+	}
+	return out
+}
+
+// jobCancel audits a cancel request and stops the job; a request for a job
+// the agent does not own is audited as a refusal.
+func (g *Gateway) jobCancel(ctx context.Context, agent string, s *surface, id string) *mcp.CallToolResult {
+	info, err := g.ownJob(agent, s, id)
+	if err != nil {
+		ev := &audit.Event{
+			Agent: agent, Action: "command:job-cancel:" + s.pack.ID, Decision: string(tiers.Deny),
+			Reason:  "no such job of this agent on this surface",
+			Payload: audit.Payload{Provider: "command", Container: s.pack.ID},
+		}
+		if aerr := g.audit.Append(ev); aerr != nil {
+			return auditFailure(aerr)
+		}
+		return mcp.NewToolResultError(DeniedPrefix + err.Error())
+	}
+	tag, _ := info.Tag.(jobTag)
+	ev := jobEvent(tag.start, info, "command:job-cancel:", string(tiers.Allow))
+	ev.Reason = fmt.Sprintf("background job %s: cancel requested by its caller (state was %s)", info.ID, info.State)
+	if err := g.audit.Append(ev); err != nil {
+		return auditFailure(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, jobCloseWait)
+	defer cancel()
+	info, err = g.jobs.Cancel(ctx, agent, id)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error())
+	}
+	out := mcp.NewToolResultText(jobLine(info))
+	out.StructuredContent = jobView(info)
+	return out
+}
+
+// jobLine is a one-line summary of a job for people and models.
+func jobLine(info packs.JobInfo) string {
+	line := fmt.Sprintf("%s %s:%s %s, started %s", info.ID, info.Pack, info.Command, info.State, info.Started.UTC().Format(time.RFC3339))
+	if res := info.Result; res != nil {
+		line += fmt.Sprintf(", exit %d after %s, %d bytes of output", res.ExitCode, res.Duration.Round(time.Millisecond), info.StdoutBytes)
+		if res.Err != "" {
+			line += ": " + res.Err
+		}
+	} else {
+		line += fmt.Sprintf(", %d bytes of output so far", info.StdoutBytes)
+	}
+	return line
+}
+
+// jobView is a job's structured status.
+func jobView(info packs.JobInfo) map[string]any {
+	v := map[string]any{
+		"job_id": info.ID, "command": info.Command, "state": info.State,
+		"started":    info.Started.UTC().Format(time.RFC3339Nano),
+		"timeout_ms": info.Timeout.Milliseconds(), "max_output": info.MaxOutput,
+		"stdout_bytes": info.StdoutBytes, "stderr_bytes": info.StderrBytes,
+	}
+	if res := info.Result; res != nil {
+		v["ended"] = info.Ended.UTC().Format(time.RFC3339Nano)
+		v["exit"] = res.ExitCode
+		v["duration_ms"] = res.Duration.Milliseconds()
+		v["truncated"] = res.Truncated
+		if res.Err != "" {
+			v["error"] = res.Err
+		}
+	}
+	return v
+}
