@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/toolgate/toolgate/approvals"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+const approvalsUsage = `Usage: toolgate approvals [--server URL] list [--format text|json]
+       toolgate approvals [--server URL] approve ID
+       toolgate approvals [--server URL] deny ID [--reason R]
+
+  list     the calls waiting for a decision
+  approve  let the identical call run once
+  deny     refuse it for good (the agent's next identical call is told why)
+
+Talks to a running daemon (default ` + defaultServer + `) with the admin
+token from $` + gateway.AdminTokenEnv + ` (the daemon's gateway.admin_token).
+`
+
+// defaultServer is where `toolgate serve` listens unless told otherwise.
+const defaultServer = "http://127.0.0.1:7330"
+
+// adminTimeout bounds one admin API request.
+const adminTimeout = 30 * time.Second
+
+func runApprovals(ctx context.Context, c *cli, args []string) int {
+	fs := c.flagSet("approvals", "approvals [--server URL] list|approve ID|deny ID")
+	fs.SetInterspersed(false)
+	server := fs.String("server", defaultServer, "the daemon's base URL")
+	fs.Usage = func() { fmt.Fprint(c.stderr, approvalsUsage) }
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fmt.Fprint(c.stderr, approvalsUsage)
+		return exitUsage
+	}
+	switch rest[0] {
+	case "list":
+		return runApprovalsList(ctx, c, *server, rest[1:])
+	case "approve":
+		return runApprovalsDecide(ctx, c, *server, "approve", rest[1:])
+	case "deny":
+		return runApprovalsDecide(ctx, c, *server, "deny", rest[1:])
+	case "help":
+		fmt.Fprint(c.stderr, approvalsUsage)
+		return exitOK
+	}
+	fmt.Fprintf(c.stderr, "toolgate approvals: unknown subcommand %q\n\n%s", rest[0], approvalsUsage)
+	return exitUsage
+}
+
+// listed is one pending request as `list --format json` prints it.
+type listed struct {
+	ID        string          `json:"id"`
+	Agent     string          `json:"agent"`
+	Action    string          `json:"action"`
+	Arguments json.RawMessage `json:"arguments"`
+	Expires   time.Time       `json:"expires"`
+}
+
+func runApprovalsList(ctx context.Context, c *cli, server string, args []string) int {
+	fs := c.flagSet("approvals list", "approvals [--server URL] list [--format text|json]")
+	format := fs.String("format", "text", "output format: text (a table) or json (an array of {id, agent, action, arguments, expires})")
+	serverFlag(fs, &server)
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "toolgate approvals list: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *format != "text" && *format != "json" {
+		fmt.Fprintf(c.stderr, "toolgate approvals list: --format %q: use text or json\n", *format)
+		return exitUsage
+	}
+	var pending []approvals.Request
+	if code := c.admin(ctx, "approvals list", http.MethodGet, server, "/admin/approvals", nil, &pending); code != exitOK {
+		return code
+	}
+	if *format == "json" {
+		out := make([]listed, len(pending))
+		for i, r := range pending {
+			out[i] = listed{ID: r.ID, Agent: r.Agent, Action: r.Action, Arguments: r.Arguments, Expires: r.Expires}
+		}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(c.stderr, "toolgate approvals list: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	}
+	if len(pending) == 0 {
+		fmt.Fprintln(c.stdout, "no pending approvals")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tACTION\tEXPIRES IN\tARGUMENTS")
+	for _, r := range pending {
+		left := time.Until(r.Expires).Round(time.Second)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, printable(r.Agent), printable(r.Action), left, printable(string(r.Arguments)))
+	}
+	_ = tw.Flush()
+	return exitOK
+}
+
+func runApprovalsDecide(ctx context.Context, c *cli, server, verb string, args []string) int {
+	usage := "approvals [--server URL] " + verb + " ID"
+	if verb == "deny" {
+		usage += " [--reason R]"
+	}
+	fs := c.flagSet("approvals "+verb, usage)
+	serverFlag(fs, &server)
+	var reason *string
+	if verb == "deny" {
+		reason = fs.String("reason", "", "why, shown to the agent and recorded in the audit")
+	}
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(c.stderr, "toolgate approvals %s: give exactly one approval ID (from `toolgate approvals list`)\n", verb)
+		return exitUsage
+	}
+	id := fs.Arg(0)
+	var body io.Reader
+	if reason != nil {
+		b, _ := json.Marshal(map[string]string{"reason": *reason})
+		body = strings.NewReader(string(b))
+	}
+	var r approvals.Request
+	if code := c.admin(ctx, "approvals "+verb, http.MethodPost, server, "/admin/approvals/"+url.PathEscape(id)+"/"+verb, body, &r); code != exitOK {
+		return code
+	}
+	switch r.State {
+	case approvals.Approved:
+		fmt.Fprintf(c.stdout, "approved %s: %s may run %s once, until %s\n", r.ID, printable(r.Agent), printable(r.Action), r.Expires.Local().Format(time.TimeOnly))
+	default:
+		fmt.Fprintf(c.stdout, "%s %s: %s %s\n", r.State, r.ID, printable(r.Agent), printable(r.Action))
+	}
+	return exitOK
+}
+
+// serverFlag lets --server follow the subcommand too.
+func serverFlag(fs *pflag.FlagSet, server *string) {
+	fs.StringVar(server, "server", *server, "the daemon's base URL")
+}
+
+// admin calls the daemon's admin API and decodes a JSON answer into out.
+func (c *cli) admin(ctx context.Context, cmd, method, server, path string, body io.Reader, out any) int {
+	tok := c.getenv(gateway.AdminTokenEnv)
+	if tok == "" {
+		fmt.Fprintf(c.stderr, "toolgate %s: set $%s to the daemon's admin token (the value behind gateway.admin_token)\n", cmd, gateway.AdminTokenEnv)
+		return exitUsage
+	}
+	u, err := url.Parse(strings.TrimRight(server, "/") + path)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		fmt.Fprintf(c.stderr, "toolgate %s: --server %q: give the daemon's base URL, like %s\n", cmd, server, defaultServer)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate %s: %v\n", cmd, err)
+		return exitFail
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate %s: cannot reach the gateway at %s: %v (is `toolgate serve` running there? pass --server)\n", cmd, server, err)
+		return exitFail
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate %s: read answer: %v\n", cmd, err)
+		return exitFail
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		msg := strings.TrimSpace(string(data))
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			msg = e.Error
+		}
+		fmt.Fprintf(c.stderr, "toolgate %s: %s: %s\n", cmd, resp.Status, msg)
+		return exitFail
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		fmt.Fprintf(c.stderr, "toolgate %s: the gateway's answer is not what this toolgate expects (%v); is %s a toolgate daemon of the same version?\n", cmd, err, server)
+		return exitFail
+	}
+	return exitOK
+}
