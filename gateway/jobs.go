@@ -60,13 +60,13 @@ func (g *Gateway) startJob(agent string, s *surface, ev *audit.Event, inv *packs
 	info, err := g.jobs.Start(agent, inv, jobTag{start: *ev})
 	if err != nil {
 		ev.Error = g.runner.Redact(err.Error())
-		if aerr := g.audit.Append(ev); aerr != nil {
+		if aerr := g.appendAudit(ev); aerr != nil {
 			return auditFailure(aerr)
 		}
 		return mcp.NewToolResultError(fmt.Sprintf("%s:%s could not start: %s", s.pack.ID, inv.Command, ev.Error))
 	}
 	ev.Reason = strings.TrimPrefix(ev.Reason+"; ", "; ") + "started background job " + info.ID
-	if err := g.audit.Append(ev); err != nil {
+	if err := g.appendAudit(ev); err != nil {
 		_, _ = g.jobs.Cancel(context.Background(), agent, info.ID)
 		return auditFailure(err)
 	}
@@ -90,7 +90,7 @@ func (g *Gateway) jobEnded(info packs.JobInfo) {
 		ev.Exit, ev.DurationMS, ev.OutputBytes, ev.Truncated = &exit, &dur, &out, &trunc
 		ev.Error = res.Err
 	}
-	if err := g.audit.Append(ev); err != nil {
+	if err := g.appendAudit(ev); err != nil {
 		g.log.Error("audit append failed for a background job's end", "agent", info.Owner, "job", info.ID, "err", err)
 	}
 	g.log.Info("background job ended", "agent", info.Owner, "action", ev.Action, "job", info.ID, "state", info.State)
@@ -244,7 +244,7 @@ func (g *Gateway) jobCancel(ctx context.Context, agent string, s *surface, id st
 			Reason:  "no such job of this agent on this surface",
 			Payload: audit.Payload{Provider: "command", Container: s.pack.ID},
 		}
-		if aerr := g.audit.Append(ev); aerr != nil {
+		if aerr := g.appendAudit(ev); aerr != nil {
 			return auditFailure(aerr)
 		}
 		return mcp.NewToolResultError(DeniedPrefix + err.Error())
@@ -252,7 +252,7 @@ func (g *Gateway) jobCancel(ctx context.Context, agent string, s *surface, id st
 	tag, _ := info.Tag.(jobTag)
 	ev := jobEvent(tag.start, info, "command:job-cancel:", string(tiers.Allow))
 	ev.Reason = fmt.Sprintf("background job %s: cancel requested by its caller (state was %s)", info.ID, info.State)
-	if err := g.audit.Append(ev); err != nil {
+	if err := g.appendAudit(ev); err != nil {
 		return auditFailure(err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, jobCloseWait)
