@@ -81,3 +81,9 @@ func Entries(p *grantcheck.Policy, agent string) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// ClaudeSettings renders a Claude Code settings.json whose
+// permissions.allow is list (from AllowedTools).
+func ClaudeSettings(list []string) ([]byte, error) {
+	return marshal(map[string]any{"permissions": map[string]any{"allow": list}})
+}
