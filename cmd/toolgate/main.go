@@ -50,7 +50,6 @@ func subcommands() []subcommand {
 		{"demo", "run the command-packs demo end to end and print a transcript", runDemo},
 		{"audit", "verify or tail the hash-chained audit log", runAudit},
 		{"mcp-config", "print a harness's MCP config (and Claude Code allowlist) for one agent", runMCPConfig},
-		{"mcp-config", "print a harness's MCP config (and Claude Code allowlist) for one agent", runMCPConfig},
 		{"approvals", "list, approve or deny calls waiting for an operator", runApprovals},
 		{"version", "print the toolgate version", runVersion},
 	}
