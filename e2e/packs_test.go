@@ -16,6 +16,7 @@ import (
 const packsWorkspace = `version: 1
 gateway:
   audit: {path: audit.jsonl}
+  approvals: {wait: 10ms}
 command_packs:
   - use: bundled/json-tools
     permission_overrides: {edit-in-place: strict}
@@ -115,8 +116,8 @@ func TestPacksOverMCP(t *testing.T) {
 
 			text, isErr, _, _ = call(t, editor, "edit-in-place", map[string]any{"filter": ".x = 1", "file": "data.json"})
 			calls++
-			if !isErr || !strings.HasPrefix(text, "DENIED: approval required") {
-				t.Errorf("strict write: %q (isError %v), want DENIED: approval required", text, isErr)
+			if !isErr || !strings.HasPrefix(text, "DENIED: approval pending ap-") {
+				t.Errorf("strict write: %q (isError %v), want DENIED: approval pending <id>", text, isErr)
 			}
 
 			text, isErr, _, _ = call(t, files, "touch", map[string]any{"path": "made-by-readonly"})

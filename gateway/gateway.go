@@ -48,6 +48,7 @@ type Gateway struct {
 	tokens *tokenTable
 
 	surfaces    map[string]*surface
+	proxy       *proxy
 	approvals   *approvals.Broker
 	rules       *approvals.Rules
 	admin       *adminAuth
@@ -124,6 +125,10 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		tokens[a.ID] = tok
 	}
 	g.tokens = newTokenTable(tokens)
+	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log); err != nil {
+		log.Close()
+		return nil, err
+	}
 	if err := g.initApprovals(policy); err != nil {
 		log.Close()
 		return nil, err
@@ -178,6 +183,7 @@ func (g *Gateway) Policy() *grantcheck.Policy { return g.policy.Load() }
 
 // Close ends every MCP session and releases the audit log.
 func (g *Gateway) Close() error {
+	g.proxy.close()
 	g.httpServers.Range(func(_, v any) bool {
 		_ = v.(*server.StreamableHTTPServer).Shutdown(context.Background())
 		return true

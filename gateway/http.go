@@ -65,6 +65,10 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	surfaceID := r.PathValue("surface")
+	if ps := g.proxy.server(surfaceID); ps != nil {
+		g.serveProxyHTTP(w, r, agent, ps)
+		return
+	}
 	if len(g.Policy().Tools(agent, surfaceID)) == 0 {
 		// The same answer for a surface that does not exist and one this
 		// agent holds nothing on: existence is not disclosed.

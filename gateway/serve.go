@@ -39,6 +39,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener, opts HTTPOptions) 
 // ServeStdio speaks MCP over in/out for one agent and one surface: what a
 // harness launches as `toolgate serve --agent A --stdio --surface S`.
 func (g *Gateway) ServeStdio(ctx context.Context, agent, surfaceID string, in io.Reader, out io.Writer) error {
+	if ps := g.proxy.server(surfaceID); ps != nil {
+		return g.serveProxyStdio(ctx, agent, ps, in, out)
+	}
 	if !g.agentExists(agent) {
 		return fmt.Errorf("agent %q is not declared in %s", agent, g.ws.Path)
 	}
