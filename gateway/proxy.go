@@ -1,0 +1,209 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/mcpproxy"
+	"github.com/toolgate/toolgate/workspace"
+)
+
+// listRetry is how soon a failed tools/list of a server is tried again
+// when clients keep arriving.
+const listRetry = 5 * time.Second
+
+// proxy serves the workspace's MCP servers: one surface per server, each
+// shown to each agent through its own endpoint.
+type proxy struct {
+	servers map[string]*proxyServer
+}
+
+// proxyServer is one downstream server: how to reach it, the tools it was
+// last seen to list, and the per-agent endpoints.
+type proxyServer struct {
+	id  string
+	cfg *mcpproxy.Config
+
+	endpoints sync.Map // agent → *mcpproxy.Endpoint
+
+	mu       sync.Mutex
+	listed   bool
+	lastTry  time.Time
+	listErr  error
+	tools    []toolEntry
+	toolsIdx map[string]int
+}
+
+// newProxy resolves every server's environment, headers and bounds. It
+// opens nothing: downstream sessions start when clients arrive.
+func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(string) string, baseDir string, log *slog.Logger) (*proxy, error) {
+	p := &proxy{servers: map[string]*proxyServer{}}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 64
+	client := &http.Client{Transport: transport}
+	for _, sv := range ws.MCPServers {
+		cfg, err := serverConfig(sv, creds, getenv, baseDir, client, log)
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %q: %w", sv.ID, err)
+		}
+		p.servers[sv.ID] = &proxyServer{id: sv.ID, cfg: cfg, toolsIdx: map[string]int{}}
+	}
+	return p, nil
+}
+
+func serverConfig(sv *workspace.MCPServer, creds map[string]string, getenv func(string) string, baseDir string, client *http.Client, log *slog.Logger) (*mcpproxy.Config, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	cfg := &mcpproxy.Config{
+		ID: sv.ID, URL: sv.URL, Transport: sv.Transport, ProtocolVersion: sv.ProtocolVersion,
+		Timeout: sv.Timeout.D(), MaxMessage: int64(sv.MaxOutput), HTTPClient: client,
+		Logger: log.With("server", sv.ID),
+	}
+	if len(sv.TimeoutOverrides) > 0 {
+		cfg.TimeoutFor = map[string]time.Duration{}
+		for k, v := range sv.TimeoutOverrides {
+			cfg.TimeoutFor[k] = v.D()
+		}
+	}
+	if len(sv.Command) > 0 {
+		cfg.Command = append([]string(nil), sv.Command...)
+		vars := map[string]string{}
+		for _, k := range []string{"PATH", "HOME", "LANG", "TMPDIR"} {
+			if v := getenv(k); v != "" {
+				vars[k] = v
+			}
+		}
+		for k, tmpl := range sv.Env {
+			v, err := fillCredentials(tmpl, creds)
+			if err != nil {
+				return nil, fmt.Errorf("env %s: %w", k, err)
+			}
+			vars[k] = v
+		}
+		for k, v := range vars {
+			cfg.Env = append(cfg.Env, k+"="+v)
+		}
+		cfg.Dir = baseDir
+		if sv.Cwd != "" {
+			cfg.Dir = sv.Cwd
+			if !filepath.IsAbs(sv.Cwd) {
+				cfg.Dir = filepath.Join(baseDir, sv.Cwd)
+			}
+		}
+		// A relative program path names a file beside the workspace.
+		if strings.ContainsRune(cfg.Command[0], filepath.Separator) && !filepath.IsAbs(cfg.Command[0]) {
+			cfg.Command[0] = filepath.Join(baseDir, cfg.Command[0])
+		}
+	}
+	if len(sv.Headers) > 0 {
+		cfg.Headers = map[string]string{}
+		for k, tmpl := range sv.Headers {
+			v, err := fillCredentials(tmpl, creds)
+			if err != nil {
+				return nil, fmt.Errorf("header %s: %w", k, err)
+			}
+			cfg.Headers[k] = v
+		}
+	}
+	return cfg, nil
+}
+
+// fillCredentials replaces {credential.<name>} in a server's env or header
+// value; no other placeholder exists there.
+func fillCredentials(tmpl string, creds map[string]string) (string, error) {
+	var b strings.Builder
+	for _, seg := range workspace.ParseTemplate(tmpl) {
+		if seg.Param == "" {
+			b.WriteString(seg.Literal)
+			continue
+		}
+		name, ok := seg.IsCredential()
+		if !ok {
+			b.WriteString("{" + seg.Param + "}")
+			continue
+		}
+		v, ok := creds[name]
+		if !ok || v == "" {
+			return "", fmt.Errorf("credential %q has no value; set the variable or file it is declared from under credentials:", name)
+		}
+		b.WriteString(v)
+	}
+	return b.String(), nil
+}
+
+// server returns the proxied server with that id, or nil when the surface
+// is not an MCP server.
+func (p *proxy) server(id string) *proxyServer {
+	if p == nil {
+		return nil
+	}
+	return p.servers[id]
+}
+
+func (p *proxy) close() {
+	if p == nil {
+		return
+	}
+	for _, ps := range p.servers {
+		ps.endpoints.Range(func(_, v any) bool {
+			v.(*mcpproxy.Endpoint).Close()
+			return true
+		})
+	}
+}
+
+// sessionFactory starts the relay of one client session of agent.
+func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpproxy.SessionFactory {
+	return func(ctx context.Context, up mcpproxy.Upstream) (*mcpproxy.Session, error) {
+		return mcpproxy.NewSession(ctx, ps.cfg, up, g.proxyHooks(agent, ps))
+	}
+}
+
+// proxyEndpoint is agent's streamable HTTP endpoint for server ps: its own
+// session table, so one agent's session ids mean nothing to another.
+func (g *Gateway) proxyEndpoint(agent string, ps *proxyServer) *mcpproxy.Endpoint {
+	if e, ok := ps.endpoints.Load(agent); ok {
+		return e.(*mcpproxy.Endpoint)
+	}
+	e := mcpproxy.NewEndpoint(g.sessionFactory(agent, ps), sessionIdleTTL, g.log.With("server", ps.id, "agent", agent))
+	actual, loaded := ps.endpoints.LoadOrStore(agent, e)
+	if loaded {
+		e.Close()
+	}
+	return actual.(*mcpproxy.Endpoint)
+}
+
+// servesAgent lists the server's tools if nobody has yet, then reports
+// whether agent may call anything on it.
+func (g *Gateway) servesAgent(ctx context.Context, agent string, ps *proxyServer) bool {
+	g.ensureListed(ctx, ps)
+	return len(g.Policy().Tools(agent, ps.id)) > 0
+}
+
+// serveProxyHTTP answers /mcp/<server> for agent.
+func (g *Gateway) serveProxyHTTP(w http.ResponseWriter, r *http.Request, agent string, ps *proxyServer) {
+	if !g.servesAgent(r.Context(), agent, ps) {
+		http.Error(w, "no such MCP endpoint for this agent: /mcp/"+ps.id, http.StatusNotFound)
+		return
+	}
+	g.proxyEndpoint(agent, ps).ServeHTTP(w, r)
+}
+
+// serveProxyStdio relays one stdio client session of agent to server ps.
+func (g *Gateway) serveProxyStdio(ctx context.Context, agent string, ps *proxyServer, in io.Reader, out io.Writer) error {
+	if !g.agentExists(agent) {
+		return fmt.Errorf("agent %q is not declared in %s", agent, g.ws.Path)
+	}
+	if !g.servesAgent(ctx, agent, ps) {
+		return fmt.Errorf("agent %q holds no tool on server %q; `toolgate check -w %s` lists what it may call", agent, ps.id, g.ws.Path)
+	}
+	return mcpproxy.ServeStdio(ctx, g.sessionFactory(agent, ps), in, out)
+}

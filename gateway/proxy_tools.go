@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/mcpproxy"
+)
+
+// toolEntry is one tool as the server lists it: the raw bytes passed to
+// clients and what the policy needs from them.
+type toolEntry struct {
+	info grantcheck.ToolInfo
+	raw  json.RawMessage
+}
+
+func parseTool(raw json.RawMessage) (toolEntry, bool) {
+	var t struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		Annotations struct {
+			ReadOnlyHint *bool `json:"readOnlyHint"`
+		} `json:"annotations"`
+	}
+	if json.Unmarshal(raw, &t) != nil || t.Name == "" {
+		return toolEntry{}, false
+	}
+	return toolEntry{raw: raw, info: grantcheck.ToolInfo{Name: t.Name, Description: t.Description,
+		InputSchema: t.InputSchema, ReadOnlyHint: t.Annotations.ReadOnlyHint}}, true
+}
+
+func sameTool(a, b grantcheck.ToolInfo) bool {
+	return a.Name == b.Name && a.Description == b.Description && bytes.Equal(a.InputSchema, b.InputSchema) &&
+		(a.ReadOnlyHint == nil) == (b.ReadOnlyHint == nil) && (a.ReadOnlyHint == nil || *a.ReadOnlyHint == *b.ReadOnlyHint)
+}
+
+// ensureListed enumerates the server's tools once (a short-lived session
+// of the gateway's own), so that server: grants cover something before the
+// first client lists. A failure is retried at most every listRetry.
+func (g *Gateway) ensureListed(ctx context.Context, ps *proxyServer) {
+	ps.mu.Lock()
+	if ps.listed || time.Since(ps.lastTry) < listRetry && !ps.lastTry.IsZero() {
+		ps.mu.Unlock()
+		return
+	}
+	ps.lastTry = time.Now()
+	ps.mu.Unlock()
+	lctx, cancel := context.WithTimeout(ctx, ps.cfg.Timeout+30*time.Second)
+	defer cancel()
+	raws, err := mcpproxy.ListTools(lctx, ps.cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
+	if err != nil {
+		ps.mu.Lock()
+		ps.listErr = err
+		ps.mu.Unlock()
+		g.log.Warn("could not list an MCP server's tools; server: grants cover nothing until it answers", "server", ps.id, "err", err)
+		return
+	}
+	g.setServerTools(ps, raws, true)
+}
+
+func (g *Gateway) versionString() string {
+	if g.version == "" {
+		return "dev"
+	}
+	return g.version
+}
+
+// setServerTools records a listing (replace: the whole list; else one page
+// merged into what is known) and swaps in a policy that knows the tools,
+// when anything changed.
+func (g *Gateway) setServerTools(ps *proxyServer, raws []json.RawMessage, replace bool) {
+	ps.mu.Lock()
+	changed := false
+	if replace {
+		old := ps.tools
+		ps.tools, ps.toolsIdx = nil, map[string]int{}
+		for _, raw := range raws {
+			if e, ok := parseTool(raw); ok {
+				if _, dup := ps.toolsIdx[e.info.Name]; !dup {
+					ps.toolsIdx[e.info.Name] = len(ps.tools)
+					ps.tools = append(ps.tools, e)
+				}
+			}
+		}
+		changed = len(old) != len(ps.tools) || !ps.listed
+		for i := 0; !changed && i < len(old); i++ {
+			changed = !sameTool(old[i].info, ps.tools[i].info)
+		}
+	} else {
+		for _, raw := range raws {
+			e, ok := parseTool(raw)
+			if !ok {
+				continue
+			}
+			if i, ok := ps.toolsIdx[e.info.Name]; ok {
+				if !sameTool(ps.tools[i].info, e.info) {
+					ps.tools[i], changed = e, true
+				}
+				continue
+			}
+			ps.toolsIdx[e.info.Name] = len(ps.tools)
+			ps.tools = append(ps.tools, e)
+			changed = true
+		}
+	}
+	ps.listed, ps.listErr = true, nil
+	infos := make([]grantcheck.ToolInfo, len(ps.tools))
+	for i, e := range ps.tools {
+		infos[i] = e.info
+	}
+	ps.mu.Unlock()
+	if !changed {
+		return
+	}
+	for {
+		old := g.policy.Load()
+		np, err := old.WithServerTools(ps.id, infos)
+		if err != nil {
+			g.log.Warn("MCP server listing not usable for grants", "server", ps.id, "err", err)
+			return
+		}
+		if g.policy.CompareAndSwap(old, np) {
+			return
+		}
+	}
+}
+
+// filterTools rewrites one tools/list result for agent: only the tools it
+// may call, each exactly as the server wrote it except an input schema
+// narrowed by the agent's constraints.
+func (g *Gateway) filterTools(agent string, ps *proxyServer, result json.RawMessage) json.RawMessage {
+	f, err := mcpproxy.ParseFields(result)
+	if err != nil {
+		return json.RawMessage(`{"tools":[]}`)
+	}
+	var raws []json.RawMessage
+	_ = json.Unmarshal(f.Get("tools"), &raws)
+	g.setServerTools(ps, raws, false)
+	views := map[string]grantcheck.ToolView{}
+	for _, v := range g.Policy().Tools(agent, ps.id) {
+		views[v.Name] = v
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	n := 0
+	for _, raw := range raws {
+		e, ok := parseTool(raw)
+		if !ok {
+			continue
+		}
+		v, ok := views[e.info.Name]
+		if !ok {
+			continue
+		}
+		schema := e.info.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		if v.InputSchema != nil && !bytes.Equal(v.InputSchema, schema) {
+			if tf, err := mcpproxy.ParseFields(raw); err == nil {
+				raw = tf.Set("inputSchema", v.InputSchema).Encode()
+			}
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(raw)
+		n++
+	}
+	b.WriteByte(']')
+	return f.Set("tools", b.Bytes()).Encode()
+}
+
+// proxyHooks govern one client session of agent on server ps.
+func (g *Gateway) proxyHooks(agent string, ps *proxyServer) mcpproxy.Hooks {
+	return mcpproxy.Hooks{
+		ToolsList: func(result json.RawMessage) json.RawMessage { return g.filterTools(agent, ps, result) },
+		CallTool: func(ctx context.Context, params json.RawMessage, forward mcpproxy.Forward) (json.RawMessage, json.RawMessage) {
+			return g.callServerTool(ctx, agent, ps.id, params, forward)
+		},
+		ToolsChanged: func(ctx context.Context, s *mcpproxy.Session) {
+			raws, err := s.ListTools(ctx)
+			if err != nil {
+				g.log.Warn("could not re-list an MCP server's tools after a change", "server", ps.id, "err", err)
+				return
+			}
+			g.setServerTools(ps, raws, true)
+		},
+	}
+}

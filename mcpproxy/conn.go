@@ -1,0 +1,115 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Defaults applied when a server declares no bound of its own.
+const (
+	// DefaultTimeout bounds one forwarded request (tools/call included).
+	DefaultTimeout = 60 * time.Second
+	// DefaultMaxMessage bounds one message read from a downstream server;
+	// a larger one ends the connection as a protocol failure.
+	DefaultMaxMessage = 16 << 20
+)
+
+// Config is one downstream server, with credentials already substituted
+// into Env and Headers. The gateway builds it from workspace.MCPServer.
+type Config struct {
+	ID string
+	// Command is the argv of a stdio server; Env is its whole environment
+	// (the clean base plus the declared env) and Dir its working directory.
+	Command []string
+	Env     []string
+	Dir     string
+	// URL is a streamable HTTP endpoint, or with Transport "sse" a legacy
+	// SSE endpoint. Headers are sent on every request.
+	URL       string
+	Transport string
+	Headers   map[string]string
+	// ProtocolVersion, when set, replaces the version the client asks for
+	// in initialize, for servers that only speak an older one.
+	ProtocolVersion string
+	// Timeout bounds each forwarded request; TimeoutFor may give a tool its
+	// own bound.
+	Timeout    time.Duration
+	TimeoutFor map[string]time.Duration
+	// MaxMessage bounds one message read from the server.
+	MaxMessage int64
+	// HTTPClient is shared by every HTTP session to this server.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+}
+
+func (c *Config) timeout(tool string) time.Duration {
+	if d, ok := c.TimeoutFor[tool]; ok && d > 0 {
+		return d
+	}
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (c *Config) maxMessage() int64 {
+	if c.MaxMessage > 0 {
+		return c.MaxMessage
+	}
+	return DefaultMaxMessage
+}
+
+func (c *Config) log() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+// Incoming is one message read from a downstream server. Via is the id of
+// the proxy's request whose HTTP response stream carried it, when the
+// transport can tell (streamable HTTP); it routes server→client requests
+// and notifications to the client request that caused them.
+type Incoming struct {
+	Msg []byte
+	Via json.RawMessage
+}
+
+// Conn is one connection to a downstream server: a process (stdio) or an
+// HTTP session. Messages read arrive on Recv; Done closes when the
+// connection ends, after which Err says why.
+type Conn interface {
+	// Send writes one message. For a request, id is its id (so that a
+	// streamable HTTP response stream can be attributed to it).
+	Send(ctx context.Context, msg []byte, id json.RawMessage) error
+	Recv() <-chan Incoming
+	Done() <-chan struct{}
+	Err() error
+	// Close ends the connection and releases everything it holds (the
+	// process group, the HTTP session).
+	Close() error
+	// SetProtocolVersion records the version initialize settled on, which
+	// HTTP transports send as MCP-Protocol-Version.
+	SetProtocolVersion(v string)
+}
+
+// ErrClosed is the error of a connection closed by the proxy itself.
+var ErrClosed = errors.New("connection closed")
+
+// Dial opens a connection to the downstream server described by cfg.
+func Dial(ctx context.Context, cfg *Config) (Conn, error) {
+	switch {
+	case len(cfg.Command) > 0:
+		return dialStdio(cfg)
+	case cfg.URL != "" && cfg.Transport == "sse":
+		return dialSSE(ctx, cfg)
+	case cfg.URL != "":
+		return dialStreamable(cfg), nil
+	}
+	return nil, fmt.Errorf("server %q has neither command nor url", cfg.ID)
+}

@@ -1,0 +1,463 @@
+package mcpproxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Limits of the client-facing streamable HTTP endpoint.
+const (
+	// streamBuffer is how many messages wait for one slow client stream;
+	// beyond it notifications are dropped, other messages wait.
+	streamBuffer = 256
+	// backlogMax is how many messages with no open stream are kept for the
+	// client's next GET stream.
+	backlogMax = 256
+	// maxClientMessage bounds one message from the client when the caller
+	// set no tighter limit.
+	maxClientMessage = 4 << 20
+)
+
+// SessionFactory starts the relay for a new client session.
+type SessionFactory func(ctx context.Context, up Upstream) (*Session, error)
+
+// Endpoint serves MCP streamable HTTP to clients, one relay Session per
+// client session (Mcp-Session-Id), and closes sessions idle for IdleTTL.
+type Endpoint struct {
+	newSession SessionFactory
+	idleTTL    time.Duration
+	log        *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	closed   bool
+	janitor  chan struct{}
+	wg       sync.WaitGroup
+}
+
+// NewEndpoint returns an endpoint whose sessions come from newSession.
+func NewEndpoint(newSession SessionFactory, idleTTL time.Duration, log *slog.Logger) *Endpoint {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Endpoint{newSession: newSession, idleTTL: idleTTL, log: log, sessions: map[string]*httpSession{}}
+}
+
+// Sessions reports how many client sessions are open.
+func (e *Endpoint) Sessions() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.sessions)
+}
+
+// Close ends every session and stops the idle janitor.
+func (e *Endpoint) Close() {
+	e.mu.Lock()
+	e.closed = true
+	all := make([]*httpSession, 0, len(e.sessions))
+	for _, hs := range e.sessions {
+		all = append(all, hs)
+	}
+	if e.janitor != nil {
+		close(e.janitor)
+		e.janitor = nil
+	}
+	e.mu.Unlock()
+	for _, hs := range all {
+		e.end(hs)
+	}
+	e.wg.Wait()
+}
+
+// httpSession is one client session: the relay and the client's open
+// streams (one per in-flight POST request, plus the optional GET stream).
+type httpSession struct {
+	id       string
+	sess     *Session
+	lastUsed atomic.Int64
+	closed   chan struct{}
+	once     sync.Once
+
+	mu      sync.Mutex
+	streams map[string]*stream
+	order   []*stream
+	get     *stream
+	backlog [][]byte
+}
+
+type stream struct {
+	ch   chan []byte
+	done chan struct{}
+}
+
+func newStream() *stream {
+	return &stream{ch: make(chan []byte, streamBuffer), done: make(chan struct{})}
+}
+
+// Send implements Upstream: a message goes to the stream of the request it
+// belongs to, else the GET stream, else the most recent request stream,
+// else it waits (bounded) for the next GET stream.
+func (hs *httpSession) Send(msg []byte, route json.RawMessage, droppable bool) {
+	for {
+		hs.mu.Lock()
+		var st *stream
+		if route != nil {
+			st = hs.streams[idKey(route)]
+		}
+		if st == nil {
+			st = hs.get
+		}
+		if st == nil && len(hs.order) > 0 {
+			st = hs.order[len(hs.order)-1]
+		}
+		if st == nil {
+			if len(hs.backlog) < backlogMax {
+				hs.backlog = append(hs.backlog, msg)
+			}
+			hs.mu.Unlock()
+			return
+		}
+		hs.mu.Unlock()
+		if droppable {
+			select {
+			case st.ch <- msg:
+			default:
+			}
+			return
+		}
+		select {
+		case st.ch <- msg:
+			return
+		case <-st.done:
+			// That stream ended meanwhile; pick another.
+		case <-hs.closed:
+			return
+		}
+	}
+}
+
+func (hs *httpSession) open(key string, st *stream) {
+	hs.mu.Lock()
+	hs.streams[key] = st
+	hs.order = append(hs.order, st)
+	hs.mu.Unlock()
+}
+
+func (hs *httpSession) release(key string, st *stream) {
+	hs.mu.Lock()
+	if hs.streams[key] == st {
+		delete(hs.streams, key)
+	}
+	for i, o := range hs.order {
+		if o == st {
+			hs.order = append(hs.order[:i], hs.order[i+1:]...)
+			break
+		}
+	}
+	hs.mu.Unlock()
+	close(st.done)
+}
+
+func (hs *httpSession) busy() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return len(hs.streams) > 0
+}
+
+func (hs *httpSession) touch() { hs.lastUsed.Store(time.Now().UnixNano()) }
+
+func (e *Endpoint) end(hs *httpSession) {
+	e.mu.Lock()
+	if e.sessions[hs.id] == hs {
+		delete(e.sessions, hs.id)
+	}
+	e.mu.Unlock()
+	hs.once.Do(func() {
+		close(hs.closed)
+		_ = hs.sess.Close()
+	})
+}
+
+func (e *Endpoint) startJanitor() {
+	if e.idleTTL <= 0 || e.janitor != nil {
+		return
+	}
+	stop := make(chan struct{})
+	e.janitor = stop
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		tick := time.NewTicker(min(e.idleTTL/2, time.Minute))
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			cutoff := time.Now().Add(-e.idleTTL).UnixNano()
+			var idle []*httpSession
+			e.mu.Lock()
+			for _, hs := range e.sessions {
+				if hs.lastUsed.Load() < cutoff && !hs.busy() {
+					idle = append(idle, hs)
+				}
+			}
+			e.mu.Unlock()
+			for _, hs := range idle {
+				e.log.Debug("closing idle MCP session", "session", hs.id)
+				e.end(hs)
+			}
+		}
+	}()
+}
+
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+		e.post(w, r)
+	case http.MethodGet:
+		e.getStream(w, r)
+	case http.MethodDelete:
+		hs := e.lookup(w, r)
+		if hs == nil {
+			return
+		}
+		e.end(hs)
+		w.WriteHeader(http.StatusOK)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+func (e *Endpoint) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		writeRPCError(w, http.StatusBadRequest, nil, CodeInvalidRequest, "Mcp-Session-Id header required: initialize first")
+		return nil
+	}
+	e.mu.Lock()
+	hs := e.sessions[sid]
+	e.mu.Unlock()
+	if hs == nil {
+		writeRPCError(w, http.StatusNotFound, nil, CodeInvalidRequest, "session not found (it expired or was closed): initialize again")
+		return nil
+	}
+	hs.touch()
+	return hs
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(ErrorResponse(id, code, msg))
+}
+
+func accepts(r *http.Request, mediaType string) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if strings.Contains(v, mediaType) || strings.Contains(v, "*/*") {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxClientMessage+1))
+	if err != nil {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, CodeInvalidRequest, "request body too large or unreadable: "+err.Error())
+		return
+	}
+	if len(body) > maxClientMessage {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, CodeInvalidRequest, "request body too large")
+		return
+	}
+	m, err := ParseMessage(body)
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, nil, CodeParseError, err.Error())
+		return
+	}
+	var hs *httpSession
+	if m.Kind() == KindRequest && m.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
+		if hs = e.create(w, r, m); hs == nil {
+			return
+		}
+	} else if hs = e.lookup(w, r); hs == nil {
+		return
+	}
+	if m.Kind() != KindRequest {
+		hs.sess.HandleClient(m)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	key := idKey(m.ID)
+	st := newStream()
+	hs.open(key, st)
+	defer hs.release(key, st)
+	hs.sess.HandleClient(m)
+	w.Header().Set("Mcp-Session-Id", hs.id)
+	if !accepts(r, "text/event-stream") {
+		e.answerJSON(w, r, hs, st, m.ID)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	for {
+		select {
+		case msg := <-st.ch:
+			if !writeEvent(w, msg) {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+			if isResponseTo(msg, m.ID) {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-hs.closed:
+			return
+		}
+	}
+}
+
+// answerJSON waits for the response alone; anything else the request
+// causes meanwhile goes to the client's other streams.
+func (e *Endpoint) answerJSON(w http.ResponseWriter, r *http.Request, hs *httpSession, st *stream, id json.RawMessage) {
+	for {
+		select {
+		case msg := <-st.ch:
+			if isResponseTo(msg, id) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				_, _ = w.Write(msg)
+				return
+			}
+			hs.mu.Lock()
+			if len(hs.backlog) < backlogMax {
+				hs.backlog = append(hs.backlog, msg)
+			}
+			hs.mu.Unlock()
+		case <-r.Context().Done():
+			return
+		case <-hs.closed:
+			writeRPCError(w, http.StatusNotFound, id, CodeInvalidRequest, "session closed")
+			return
+		}
+	}
+}
+
+func writeEvent(w io.Writer, msg []byte) bool {
+	buf := make([]byte, 0, len(msg)+32)
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, msg...)
+	buf = append(buf, "\n\n"...)
+	_, err := w.Write(buf)
+	return err == nil
+}
+
+func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *Message) *httpSession {
+	hs := &httpSession{id: newSessionID(), closed: make(chan struct{}), streams: map[string]*stream{}}
+	hs.touch()
+	sess, err := e.newSession(r.Context(), hs)
+	if err != nil {
+		e.log.Warn("mcp server unavailable for a new session", "err", err)
+		writeRPCError(w, http.StatusBadGateway, m.ID, CodeUnavailable, err.Error())
+		return nil
+	}
+	hs.sess = sess
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		_ = sess.Close()
+		writeRPCError(w, http.StatusServiceUnavailable, m.ID, CodeUnavailable, "shutting down")
+		return nil
+	}
+	e.sessions[hs.id] = hs
+	e.startJanitor()
+	e.mu.Unlock()
+	return hs
+}
+
+// getStream holds the client's standalone SSE stream, which carries what
+// belongs to no request (list_changed, resource updates, logs).
+func (e *Endpoint) getStream(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r, "text/event-stream") {
+		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	hs := e.lookup(w, r)
+	if hs == nil {
+		return
+	}
+	st := newStream()
+	hs.mu.Lock()
+	if hs.get != nil {
+		hs.mu.Unlock()
+		http.Error(w, "this session already has a GET stream open", http.StatusConflict)
+		return
+	}
+	hs.get = st
+	backlog := hs.backlog
+	hs.backlog = nil
+	hs.mu.Unlock()
+	defer func() {
+		hs.mu.Lock()
+		if hs.get == st {
+			hs.get = nil
+		}
+		hs.mu.Unlock()
+		close(st.done)
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Mcp-Session-Id", hs.id)
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	for _, msg := range backlog {
+		if !writeEvent(w, msg) {
+			return
+		}
+	}
+	if flusher != nil {
+		flusher.Flush()
+	}
+	for {
+		select {
+		case msg := <-st.ch:
+			if !writeEvent(w, msg) {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+			hs.touch()
+		case <-r.Context().Done():
+			return
+		case <-hs.closed:
+			return
+		}
+	}
+}

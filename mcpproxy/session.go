@@ -1,0 +1,391 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Upstream is the client side of a Session: where messages for the MCP
+// client go.
+type Upstream interface {
+	// Send delivers one message to the client. route is the id of the
+	// client request the message belongs to (its answer, or progress and
+	// server requests it caused), nil when none is known. A droppable
+	// message (a notification) may be dropped when the client does not
+	// keep up; nothing else is.
+	Send(msg []byte, route json.RawMessage, droppable bool)
+}
+
+// Forward sends the tools/call being decided to the server and waits for
+// its answer: the JSON-RPC result or error object, or err when the server
+// could not answer (crash, timeout, cancellation).
+type Forward func(ctx context.Context) (result, rpcErr json.RawMessage, err error)
+
+// Hooks are where the gateway governs what crosses a session.
+type Hooks struct {
+	// ToolsList rewrites one tools/list result for this client (filtering
+	// and narrowing). Nil passes it unchanged.
+	ToolsList func(result json.RawMessage) json.RawMessage
+	// CallTool handles one tools/call: it decides and, when the call is
+	// allowed, calls forward. It returns the result object for the client,
+	// or a JSON-RPC error object. Nil forwards every call.
+	CallTool func(ctx context.Context, params json.RawMessage, forward Forward) (result, rpcErr json.RawMessage)
+	// ToolsChanged runs when the server's tools may have changed (it said
+	// so, or it came back after a restart), before the client is told.
+	ToolsChanged func(ctx context.Context, s *Session)
+}
+
+// restartBackoff bounds the wait between attempts to bring a failed
+// downstream connection back.
+const (
+	restartBackoffMin = 100 * time.Millisecond
+	restartBackoffMax = 5 * time.Second
+)
+
+// Session relays one MCP client session to one downstream connection; see
+// the package doc for the model. It is safe for concurrent use.
+type Session struct {
+	cfg   *Config
+	up    Upstream
+	hooks Hooks
+	log   *slog.Logger
+	ctx   context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+
+	mu         sync.Mutex
+	conn       Conn
+	gen        int
+	ready      bool
+	closed     bool
+	lastErr    error
+	nextID     int64
+	pending    map[int64]*pending
+	byClientID map[string]int64
+	tokens     map[string]json.RawMessage
+	// serverReqs maps the ids the proxy gave server→client requests to the
+	// server's own ids (and back, in serverIDs).
+	nextUpID   int64
+	serverReqs map[string]serverReq
+	serverIDs  map[string]string
+	initParams json.RawMessage
+	version    string
+	// replay are requests that set session state (log level, resource
+	// subscriptions), sent again after a restart.
+	replay map[string]*Message
+}
+
+type pending struct {
+	clientID json.RawMessage
+	token    string
+	gen      int
+	ch       chan reply
+}
+
+type reply struct {
+	result, rpcErr json.RawMessage
+	err            error
+}
+
+type serverReq struct {
+	id  json.RawMessage
+	gen int
+}
+
+// NewSession connects to the server described by cfg and starts relaying
+// its messages to up. Close ends it.
+func NewSession(ctx context.Context, cfg *Config, up Upstream, hooks Hooks) (*Session, error) {
+	conn, err := Dial(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	s := &Session{cfg: cfg, up: up, hooks: hooks, log: cfg.log(), ctx: sctx, stop: stop,
+		pending: map[int64]*pending{}, byClientID: map[string]int64{}, tokens: map[string]json.RawMessage{},
+		serverReqs: map[string]serverReq{}, serverIDs: map[string]string{}, replay: map[string]*Message{}}
+	s.install(conn, true)
+	return s, nil
+}
+
+// install makes conn the session's connection and starts reading it. It
+// reports false, changing nothing, once the session is closed.
+func (s *Session) install(conn Conn, ready bool) bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	s.conn = conn
+	s.gen++
+	s.ready = ready
+	gen := s.gen
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go s.read(conn, gen)
+	return true
+}
+
+func (s *Session) read(conn Conn, gen int) {
+	defer s.wg.Done()
+	recv := conn.Recv()
+	for {
+		select {
+		case in, ok := <-recv:
+			if !ok {
+				<-conn.Done()
+				s.lost(gen, conn.Err())
+				return
+			}
+			s.fromServer(in)
+		case <-conn.Done():
+			for drained := false; !drained; {
+				select {
+				case in, ok := <-recv:
+					if !ok {
+						drained = true
+					} else {
+						s.fromServer(in)
+					}
+				default:
+					drained = true
+				}
+			}
+			s.lost(gen, conn.Err())
+			return
+		}
+	}
+}
+
+// lost handles the end of connection generation gen: every call still
+// waiting on it fails with the reason, and unless the session is closing,
+// the connection is brought back with backoff.
+func (s *Session) lost(gen int, cause error) {
+	s.mu.Lock()
+	if gen != s.gen || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if cause == nil {
+		cause = errors.New("connection ended")
+	}
+	s.lastErr = cause
+	s.ready = false
+	dead := s.conn
+	var failed []*pending
+	for id, p := range s.pending {
+		if p.gen == gen {
+			failed = append(failed, p)
+			s.forget(id, p)
+		}
+	}
+	clear(s.serverReqs)
+	clear(s.serverIDs)
+	s.mu.Unlock()
+	err := fmt.Errorf("server %q failed while the request was in flight: %v", s.cfg.ID, cause)
+	for _, p := range failed {
+		p.ch <- reply{err: err}
+	}
+	s.log.Warn("mcp server connection lost; restarting", "server", s.cfg.ID, "err", cause)
+	_ = dead.Close()
+	s.wg.Add(1)
+	go s.restart()
+}
+
+func (s *Session) restart() {
+	defer s.wg.Done()
+	delay := restartBackoffMin
+	for attempt := 1; ; attempt++ {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, restartBackoffMax)
+		if err := s.reconnect(); err != nil {
+			s.mu.Lock()
+			s.lastErr = err
+			s.mu.Unlock()
+			s.log.Warn("mcp server restart failed", "server", s.cfg.ID, "attempt", attempt, "err", err)
+			continue
+		}
+		s.log.Info("mcp server connection restored", "server", s.cfg.ID, "attempt", attempt)
+		if s.hooks.ToolsChanged != nil {
+			s.hooks.ToolsChanged(s.ctx, s)
+		}
+		s.up.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`), nil, true)
+		return
+	}
+}
+
+// reconnect dials again and replays the client's handshake and the
+// session state it set.
+func (s *Session) reconnect() error {
+	conn, err := Dial(s.ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	params := s.initParams
+	version := s.version
+	replay := make([]*Message, 0, len(s.replay))
+	for _, m := range s.replay {
+		replay = append(replay, m)
+	}
+	s.mu.Unlock()
+	conn.SetProtocolVersion(version)
+	if !s.install(conn, false) {
+		_ = conn.Close()
+		return ErrClosed
+	}
+	if params != nil {
+		r := s.roundTrip(s.ctx, &Message{Method: "initialize", Params: params}, nil, s.cfg.timeout(""), true)
+		if r.err == nil && r.rpcErr != nil {
+			r.err = fmt.Errorf("initialize: %s", r.rpcErr)
+		}
+		if r.err != nil {
+			s.mu.Lock()
+			s.ready = false
+			s.mu.Unlock()
+			_ = conn.Close()
+			return r.err
+		}
+		if err := conn.Send(s.ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil); err != nil {
+			_ = conn.Close()
+			return err
+		}
+	}
+	for _, m := range replay {
+		_ = s.roundTrip(s.ctx, m, nil, s.cfg.timeout(""), true)
+	}
+	s.mu.Lock()
+	s.ready = true
+	s.mu.Unlock()
+	return nil
+}
+
+// Close ends the session and its downstream connection, failing whatever
+// is in flight, and returns once every goroutine of the session is gone
+// (for stdio: once the server process is reaped).
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	conn := s.conn
+	var failed []*pending
+	for id, p := range s.pending {
+		failed = append(failed, p)
+		s.forget(id, p)
+	}
+	s.mu.Unlock()
+	for _, p := range failed {
+		p.ch <- reply{err: fmt.Errorf("the session with server %q was closed", s.cfg.ID)}
+	}
+	s.stop()
+	if conn != nil {
+		_ = conn.Close()
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// forget drops a pending request's indexes; s.mu must be held.
+func (s *Session) forget(id int64, p *pending) {
+	delete(s.pending, id)
+	if p.clientID != nil {
+		delete(s.byClientID, idKey(p.clientID))
+	}
+	if p.token != "" {
+		delete(s.tokens, p.token)
+	}
+}
+
+// Request sends the proxy's own request to the server (not on behalf of
+// the client) and returns the result, e.g. to list tools for the policy.
+func (s *Session) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	r := s.roundTrip(ctx, &Message{Method: method, Params: params}, nil, s.cfg.timeout(""), false)
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.rpcErr != nil {
+		var e RPCError
+		_ = json.Unmarshal(r.rpcErr, &e)
+		return nil, fmt.Errorf("server %q: %s: %s", s.cfg.ID, method, e.Message)
+	}
+	return r.result, nil
+}
+
+// roundTrip sends m to the server under a fresh id and waits for the
+// answer, bounded by timeout and ctx. clientID is the client's id when
+// the request is the client's. internal requests (the restart handshake)
+// may go out before the connection is ready.
+func (s *Session) roundTrip(ctx context.Context, m *Message, clientID json.RawMessage, timeout time.Duration, internal bool) reply {
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return reply{err: fmt.Errorf("the session with server %q is closed", s.cfg.ID)}
+	case !s.ready && !internal:
+		cause := s.lastErr
+		s.mu.Unlock()
+		return reply{err: fmt.Errorf("server %q is restarting after a failure (%v); retry shortly", s.cfg.ID, cause)}
+	}
+	s.nextID++
+	id := s.nextID
+	p := &pending{clientID: clientID, gen: s.gen, ch: make(chan reply, 1)}
+	if tok := progressToken(m.Params); tok != nil {
+		p.token = idKey(tok)
+		s.tokens[p.token] = clientID
+	}
+	s.pending[id] = p
+	if clientID != nil {
+		s.byClientID[idKey(clientID)] = id
+	}
+	conn := s.conn
+	s.mu.Unlock()
+
+	wireID := json.RawMessage(strconv.AppendInt(nil, id, 10))
+	out := (&Message{ID: wireID, Method: m.Method, Params: m.Params}).Encode()
+	if err := conn.Send(ctx, out, wireID); err != nil {
+		s.drop(id)
+		return reply{err: fmt.Errorf("server %q: %w", s.cfg.ID, err)}
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case r := <-p.ch:
+		return r
+	case <-timer.C:
+		s.drop(id)
+		s.cancelDownstream(conn, wireID, "timed out")
+		return reply{err: fmt.Errorf("server %q did not answer %s within %s (its timeout); the request was cancelled", s.cfg.ID, m.Method, timeout)}
+	case <-ctx.Done():
+		s.drop(id)
+		s.cancelDownstream(conn, wireID, "cancelled")
+		return reply{err: fmt.Errorf("%s to server %q: %w", m.Method, s.cfg.ID, ctx.Err())}
+	}
+}
+
+func (s *Session) drop(id int64) {
+	s.mu.Lock()
+	if p, ok := s.pending[id]; ok {
+		s.forget(id, p)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Session) cancelDownstream(conn Conn, id json.RawMessage, reason string) {
+	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
+	msg := (&Message{Method: "notifications/cancelled", Params: params}).Encode()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = conn.Send(ctx, msg, nil)
+}

@@ -1,0 +1,216 @@
+package mcpproxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stdioKillGrace is how long a stdio server gets to exit after its stdin
+// closes before its process group is sent SIGTERM, then SIGKILL.
+const stdioKillGrace = 2 * time.Second
+
+// stderrTail is how much of a stdio server's stderr is kept to explain its
+// exit.
+const stderrTail = 2048
+
+// stdioConn is one server process speaking newline-delimited JSON-RPC on
+// stdin/stdout, in its own process group.
+type stdioConn struct {
+	cfg  *Config
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	wmu  sync.Mutex
+	recv chan Incoming
+	done chan struct{}
+	err  error
+
+	closeOnce sync.Once
+	exited    chan struct{}
+	tailMu    sync.Mutex
+	tail      []byte
+}
+
+func dialStdio(cfg *Config) (*stdioConn, error) {
+	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	cmd.Env = cfg.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Dir = cfg.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start server %q (%s): %w", cfg.ID, cfg.Command[0], err)
+	}
+	c := &stdioConn{cfg: cfg, cmd: cmd, in: in, recv: make(chan Incoming, 64), done: make(chan struct{}), exited: make(chan struct{})}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); c.readStderr(errPipe) }()
+	readErr := make(chan error, 1)
+	go func() { defer readers.Done(); readErr <- c.readStdout(out); close(c.recv) }()
+	go func() {
+		rerr := <-readErr
+		if rerr != nil {
+			// A protocol failure (an oversized line): the process must go.
+			c.kill()
+		}
+		readers.Wait()
+		werr := cmd.Wait()
+		close(c.exited)
+		switch {
+		case rerr != nil:
+			c.err = rerr
+		case werr != nil:
+			c.err = fmt.Errorf("server %q exited: %v%s", cfg.ID, werr, c.stderrNote())
+		default:
+			c.err = fmt.Errorf("server %q exited%s", cfg.ID, c.stderrNote())
+		}
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// readStdout delivers each line as one message, refusing lines longer than
+// the server's message bound (memory stays bounded whatever it prints).
+func (c *stdioConn) readStdout(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	max := c.cfg.maxMessage()
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if int64(len(line)+len(chunk)) > max {
+			return fmt.Errorf("server %q wrote a message longer than %d bytes; the connection was closed (raise max_output if this is legitimate)", c.cfg.ID, max)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			line = append(line, chunk...)
+			continue
+		}
+		if len(line) > 0 {
+			chunk = append(line, chunk...)
+			line = nil
+		}
+		if msg := trimLine(chunk); len(msg) > 0 {
+			out := make([]byte, len(msg))
+			copy(out, msg)
+			c.recv <- Incoming{Msg: out}
+		}
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+func trimLine(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func (c *stdioConn) readStderr(r io.Reader) {
+	br := bufio.NewReader(r)
+	log := c.cfg.log()
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			if len(line) > 512 {
+				line = line[:512]
+			}
+			log.Debug("mcp server stderr", "server", c.cfg.ID, "line", strings.TrimRight(line, "\n"))
+			c.tailMu.Lock()
+			c.tail = append(c.tail, line...)
+			if len(c.tail) > stderrTail {
+				c.tail = c.tail[len(c.tail)-stderrTail:]
+			}
+			c.tailMu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *stdioConn) stderrNote() string {
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	t := strings.TrimSpace(string(c.tail))
+	if t == "" {
+		return ""
+	}
+	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
+		t = t[i+1:]
+	}
+	return " (stderr: " + t + ")"
+}
+
+func (c *stdioConn) Send(_ context.Context, msg []byte, _ json.RawMessage) error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	buf := make([]byte, 0, len(msg)+1)
+	buf = append(append(buf, msg...), '\n')
+	if _, err := c.in.Write(buf); err != nil {
+		return fmt.Errorf("write to server %q: %w", c.cfg.ID, err)
+	}
+	return nil
+}
+
+func (c *stdioConn) Recv() <-chan Incoming     { return c.recv }
+func (c *stdioConn) Done() <-chan struct{}     { return c.done }
+func (c *stdioConn) Err() error                { return c.err }
+func (c *stdioConn) SetProtocolVersion(string) {}
+
+// Close closes the server's stdin (the MCP way to ask a stdio server to
+// exit), then after a grace period terminates and kills its process group,
+// and waits until the process is reaped.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		go func() {
+			for range c.recv {
+			}
+		}()
+		c.wmu.Lock()
+		_ = c.in.Close()
+		c.wmu.Unlock()
+		select {
+		case <-c.exited:
+		case <-time.After(stdioKillGrace):
+			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-c.exited:
+			case <-time.After(stdioKillGrace):
+				c.kill()
+			}
+		}
+		// Children left in the group outlive no session.
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		<-c.done
+	})
+	return nil
+}
+
+func (c *stdioConn) kill() { _ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL) }
