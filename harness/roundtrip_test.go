@@ -1,0 +1,53 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// What mcp-config writes, read back by parity, is green: the derived
+// allowlists and the grant cannot drift apart.
+func TestConfigParityRoundTrip(t *testing.T) {
+	t.Parallel()
+	ws, p := load(t, "testdata/toolgate.yaml")
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	list, err := AllowedTools(p, "reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, err := ClaudeSettings(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []*SpecRow{
+		{Agent: "reader", Provider: Claude, HasAllowedTools: true, AllowedTools: list},
+		{Agent: "reader", Provider: Claude, Settings: write("settings.json", settings)},
+	}
+	for _, h := range []Harness{Codex, Gemini} {
+		cfg, err := Config(ConfigOptions{Harness: h, Mode: ModeHTTP, Agent: "reader", Workspace: ws, Policy: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &SpecRow{Agent: "reader", Provider: h}
+		if h == Codex {
+			r.ConfigTOML = write("config.toml", cfg)
+		} else {
+			r.Settings = write("gemini.json", cfg)
+		}
+		rows = append(rows, r)
+	}
+	rep := Check(p, &Spec{Rows: rows})
+	for _, r := range rep.Rows {
+		if r.Verdict != Green {
+			t.Errorf("%s/%s: %s: %s", r.Agent, r.Provider, r.Verdict, r.Note)
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// source is a deployed allowlist as read from where a SpecRow says it is:
+// raw harness entries (mcp__<s>__<m>, Read, Bash(git:*) …) and notes on
+// what was read and what was left out.
+type source struct {
+	entries []string
+	notes   []string
+}
+
+// readSource reads r's allowlist. ok is false when the row names no source.
+func readSource(r *SpecRow) (src source, ok bool, err error) {
+	switch {
+	case r.HasAllowedTools:
+		return source{entries: r.AllowedTools}, true, nil
+	case r.Argv != nil:
+		entries, found := AllowedToolsFromArgv(r.Argv)
+		src = source{entries: entries}
+		if !found {
+			src.notes = append(src.notes, "the argv has no --allowed-tools/--allowedTools, so the harness pre-approves nothing")
+		}
+		return src, true, nil
+	case r.Settings != "" && r.Provider == Gemini:
+		src, err = geminiSettings(r.Settings)
+		return src, true, err
+	case r.Settings != "":
+		src, err = claudeSettings(r.Settings)
+		return src, true, err
+	case r.ConfigTOML != "":
+		src, err = codexConfigTOML(r.ConfigTOML)
+		return src, true, err
+	}
+	return source{}, false, nil
+}
+
+// AllowedToolsFromArgv collects the entries of every --allowed-tools or
+// --allowedTools in a Claude Code command line (also the --flag=value
+// form). The flag takes one or more following arguments, up to the next
+// one starting with "-"; each is split on commas and spaces outside
+// parentheses, so Bash(git log:*) stays one entry. found is false when the
+// flag is absent.
+func AllowedToolsFromArgv(argv []string) (entries []string, found bool) {
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if name, val, eq := strings.Cut(a, "="); eq && (name == "--allowed-tools" || name == "--allowedTools") {
+			found = true
+			entries = append(entries, splitEntries(val)...)
+			continue
+		}
+		if a != "--allowed-tools" && a != "--allowedTools" {
+			continue
+		}
+		found = true
+		for i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
+			i++
+			entries = append(entries, splitEntries(argv[i])...)
+		}
+	}
+	return entries, found
+}
+
+// splitEntries splits one argument on commas and whitespace that stand
+// outside parentheses.
+func splitEntries(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	flush := func(end int) {
+		if e := strings.TrimSpace(s[start:end]); e != "" {
+			out = append(out, e)
+		}
+	}
+	for i, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0 && (r == ',' || r == ' ' || r == '\t' || r == '\n'):
+			flush(i)
+			start = i + 1
+		}
+	}
+	flush(len(s))
+	return out
+}
+
+// claudeSettings reads permissions.allow of a Claude Code settings.json.
+func claudeSettings(path string) (source, error) {
+	var doc struct {
+		Permissions struct {
+			Allow []string `json:"allow"`
+			Deny  []string `json:"deny"`
+		} `json:"permissions"`
+	}
+	if err := readJSON(path, &doc); err != nil {
+		return source{}, err
+	}
+	src := source{entries: doc.Permissions.Allow}
+	if doc.Permissions.Allow == nil {
+		src.notes = append(src.notes, "settings have no permissions.allow, so the harness pre-approves nothing")
+	}
+	if len(doc.Permissions.Deny) > 0 {
+		src.notes = append(src.notes, fmt.Sprintf("permissions.deny (%s) is not subtracted: parity compares what is allowed", strings.Join(doc.Permissions.Deny, ", ")))
+	}
+	return src, nil
+}
+
+// geminiSettings reads mcpServers.<id>.includeTools of a Gemini CLI
+// settings.json: a server without includeTools offers every tool.
+func geminiSettings(path string) (source, error) {
+	var doc struct {
+		MCPServers map[string]struct {
+			IncludeTools *[]string `json:"includeTools"`
+			ExcludeTools []string  `json:"excludeTools"`
+		} `json:"mcpServers"`
+	}
+	if err := readJSON(path, &doc); err != nil {
+		return source{}, err
+	}
+	var src source
+	for _, id := range sortedKeysOf(doc.MCPServers) {
+		s := doc.MCPServers[id]
+		src.entries = append(src.entries, serverEntries(id, s.IncludeTools)...)
+		if len(s.ExcludeTools) > 0 {
+			src.notes = append(src.notes, fmt.Sprintf("%s: excludeTools is not subtracted", id))
+		}
+	}
+	return src, nil
+}
+
+// codexConfigTOML reads mcp_servers.<id>.enabled_tools of a Codex
+// config.toml: a server without enabled_tools offers every tool, one with
+// enabled = false none.
+func codexConfigTOML(path string) (source, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return source{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	doc, err := parseTOML(data)
+	if err != nil {
+		return source{}, fmt.Errorf("%s: %w", path, err)
+	}
+	servers, _ := doc["mcp_servers"].(map[string]any)
+	var src source
+	for _, id := range sortedKeysOf(servers) {
+		t, ok := servers[id].(map[string]any)
+		if !ok {
+			return source{}, fmt.Errorf("%s: mcp_servers.%s is not a table", path, id)
+		}
+		if enabled, ok := t["enabled"].(bool); ok && !enabled {
+			continue
+		}
+		var tools *[]string
+		if raw, ok := t["enabled_tools"]; ok {
+			list, err := stringList(raw)
+			if err != nil {
+				return source{}, fmt.Errorf("%s: mcp_servers.%s.enabled_tools: %w", path, id, err)
+			}
+			tools = &list
+		}
+		src.entries = append(src.entries, serverEntries(id, tools)...)
+		if _, ok := t["disabled_tools"]; ok {
+			src.notes = append(src.notes, fmt.Sprintf("%s: disabled_tools is not subtracted", id))
+		}
+	}
+	return src, nil
+}
+
+// serverEntries are the allowlist entries of one configured server: its
+// listed tools, or the whole server when no list is given.
+func serverEntries(id string, tools *[]string) []string {
+	if tools == nil {
+		return []string{"mcp__" + id}
+	}
+	out := make([]string, 0, len(*tools))
+	for _, t := range *tools {
+		out = append(out, "mcp__"+id+"__"+t)
+	}
+	return out
+}
+
+func stringList(v any) ([]string, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("expected an array of strings")
+	}
+	out := make([]string, 0, len(arr))
+	for _, item := range arr {
+		s, ok := item.(string)
+		if !ok {
+			return nil, fmt.Errorf("expected an array of strings")
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func sortedKeysOf[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
