@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+// answerLinger is how long a response stream is read on after it carried
+// the answer, for messages the server wrote just after it.
+const answerLinger = 50 * time.Millisecond
+
 // streamConn is one streamable HTTP session with a downstream server:
 // every client message is a POST; a request's answer (and whatever the
 // server sends about it meanwhile) comes back as JSON or as an SSE stream;
@@ -141,18 +145,31 @@ func (c *streamConn) readBody(resp *http.Response, via json.RawMessage) {
 	max := c.cfg.maxMessage()
 	switch ct {
 	case "text/event-stream":
-		gotAnswer := false
+		// The answer is held back until the server ends the stream (or
+		// answerLinger passes): a server may write a notification of the
+		// call just after its answer, and the client must see it first.
+		var answer []byte
+		var linger *time.Timer
 		err := readEvents(resp.Body, max, func(ev event) bool {
 			if len(bytes.TrimSpace(ev.Data)) == 0 {
 				return true
 			}
-			if via != nil && isResponseTo(ev.Data, via) {
-				gotAnswer = true
+			if via != nil && answer == nil && isResponseTo(ev.Data, via) {
+				answer = ev.Data
+				linger = time.AfterFunc(answerLinger, func() { resp.Body.Close() })
+				return true
 			}
 			c.deliver(Incoming{Msg: ev.Data, Via: via})
-			return !gotAnswer
+			return true
 		})
-		if via != nil && !gotAnswer && c.ctx.Err() == nil {
+		if linger != nil {
+			linger.Stop()
+		}
+		if answer != nil {
+			c.deliver(Incoming{Msg: answer, Via: via})
+			return
+		}
+		if via != nil && c.ctx.Err() == nil {
 			why := "the server closed the response stream without answering"
 			if err != nil {
 				why = err.Error()

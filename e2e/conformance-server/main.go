@@ -72,6 +72,12 @@ func (completions) CompletePromptArgument(_ context.Context, _ string, arg mcp.C
 	return &mcp.Completion{Values: out, Total: len(out)}, nil
 }
 
+// settle gives mcp-go's notification queue time to drain before the
+// answer is written: its streamable HTTP server may otherwise close the
+// response stream with the last notification still queued, and the
+// scenario then flakes whoever the client is (mcp-go issue 969).
+func settle() { time.Sleep(20 * time.Millisecond) }
+
 func text(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
 
 func registerTools(s *server.MCPServer) {
@@ -186,6 +192,7 @@ func registerTools(s *server.MCPServer) {
 					return nil, err
 				}
 			}
+			settle()
 			return text("Tool with logging executed successfully"), nil
 		})
 	s.AddTool(mcp.NewTool("test_tool_with_progress", mcp.WithDescription("Reports progress notifications")),
@@ -207,6 +214,7 @@ func registerTools(s *server.MCPServer) {
 					return nil, err
 				}
 			}
+			settle()
 			return text("progress reported"), nil
 		})
 	s.AddTool(mcp.NewToolWithRawSchema("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", []byte(`{
