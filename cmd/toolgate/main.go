@@ -50,6 +50,7 @@ func subcommands() []subcommand {
 		{"demo", "run the command-packs demo end to end and print a transcript", runDemo},
 		{"audit", "verify or tail the hash-chained audit log", runAudit},
 		{"mcp-config", "print a harness's MCP config (and Claude Code allowlist) for one agent", runMCPConfig},
+		{"parity", "compare each harness allowlist with the agent's grant", runParity},
 		{"approvals", "list, approve or deny calls waiting for an operator", runApprovals},
 		{"packs", "list the bundled command packs, or show one, and whether they run here", runPacks},
 		{"version", "print the toolgate version", runVersion},

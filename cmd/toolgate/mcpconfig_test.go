@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMCPConfigCLI(t *testing.T) {
+	t.Parallel()
+	absDemo, err := filepath.Abs(demoWorkspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileToken := writeGrantFile(t, "toolgate.yaml", `
+version: 1
+command_packs:
+  - use: bundled/json-tools
+agents:
+  - id: reader
+    token: {file: /run/secrets/reader}
+    grants: [pack:json-tools]
+`)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{"allowed tools", []string{"--agent", "reader", "--harness", "claude", "--allowed-tools"}, exitOK,
+			[]string{"mcp__json-tools__query,mcp__json-tools__keys,mcp__json-tools__validate,mcp__notes__list,mcp__notes__remove\n"}, nil},
+		{"settings", []string{"--agent", "editor", "--harness", "claude", "--settings"}, exitOK,
+			[]string{`"allow": [`, `"mcp__json-tools__edit-in-place"`}, nil},
+		{"claude stdio", []string{"--agent", "editor", "--harness", "claude", "--toolgate", "/opt/toolgate"}, exitOK,
+			[]string{`"command": "/opt/toolgate"`, `"` + absDemo + `"`, `"--surface",` + "\n" + `        "json-tools"`}, nil},
+		{"codex http", []string{"--agent", "editor", "--harness", "codex", "--mode", "http", "--url", "http://gw:9/"}, exitOK,
+			[]string{"[mcp_servers.json-tools]\nurl = \"http://gw:9/mcp/json-tools\"\nbearer_token_env_var = \"EDITOR_TOKEN\"\nenabled_tools = [\"edit-in-place\"]\n"}, nil},
+		{"allowed tools for codex", []string{"--agent", "reader", "--harness", "codex", "--allowed-tools"}, exitUsage,
+			nil, []string{"Claude Code's allowlist"}},
+		{"unknown harness", []string{"--agent", "reader", "--harness", "copilot"}, exitUsage, nil, []string{`unknown harness "copilot"`}},
+		{"no agent", []string{"--harness", "claude"}, exitUsage, nil, []string{"--agent ID is required"}},
+		{"unknown agent", []string{"--agent", "ghost", "--harness", "claude"}, exitFail, nil, []string{`"ghost"`}},
+		{"bad mode", []string{"--agent", "reader", "--harness", "claude", "--mode", "sse"}, exitUsage, nil, []string{"use stdio or http"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := runGrantCLI(t, append([]string{"mcp-config", "-w", demoWorkspace}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, out, errOut)
+			}
+			for _, w := range tt.stdout {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout does not contain %q:\n%s", w, out)
+				}
+			}
+			for _, w := range tt.stderr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr does not contain %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+	t.Run("file token over http", func(t *testing.T) {
+		t.Parallel()
+		code, _, errOut := runGrantCLI(t, "mcp-config", "-w", fileToken, "--agent", "reader", "--harness", "vscode", "--mode", "http")
+		if code != exitFail || !strings.Contains(errOut, "reads its token from a file") || strings.Contains(errOut, "/run/secrets") {
+			t.Errorf("exit %d, stderr %q", code, errOut)
+		}
+	})
+	t.Run("every harness writes valid output", func(t *testing.T) {
+		t.Parallel()
+		for _, h := range []string{"claude", "cursor", "gemini", "vscode", "opencode"} {
+			code, out, errOut := runGrantCLI(t, "mcp-config", "-w", demoWorkspace, "--agent", "reader", "--harness", h, "--mode", "http")
+			if code != exitOK {
+				t.Fatalf("%s: exit %d: %s", h, code, errOut)
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Errorf("%s: not JSON: %v\n%s", h, err, out)
+			}
+			if !strings.Contains(out, "READER_TOKEN") {
+				t.Errorf("%s: the token variable is not referenced:\n%s", h, out)
+			}
+		}
+	})
+}
