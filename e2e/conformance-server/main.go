@@ -3,7 +3,7 @@
 // through toolgate's proxy. It implements the tools, resources and prompts
 // the suite's server scenarios call (after mcp-go's own conformance
 // example, MIT), plus a few tools the proxy's failure tests and benchmark
-// use: echo, pid, crash, hang, flood, add_tool, delete_all.
+// use: echo, calls, pid, crash, hang, flood, add_tool, delete_all.
 //
 // Usage: conformance-server -stdio | -addr 127.0.0.1:0 (prints
 // "listening ADDR" on stdout once it accepts connections).
@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -29,7 +30,11 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "streamable HTTP listen address (path /mcp)")
 	flag.Parse()
 
+	var calls atomic.Int64
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { calls.Add(1) })
 	s := server.NewMCPServer("toolgate-conformance", "1.0.0",
+		server.WithHooks(hooks),
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
@@ -40,7 +45,7 @@ func main() {
 	)
 	s.EnableSampling()
 	registerTools(s)
-	registerTestTools(s)
+	registerTestTools(s, &calls)
 	registerResources(s)
 	registerPrompts(s)
 
@@ -233,7 +238,11 @@ func registerTools(s *server.MCPServer) {
 }
 
 // registerTestTools adds the tools toolgate's own proxy tests use.
-func registerTestTools(s *server.MCPServer) {
+func registerTestTools(s *server.MCPServer, calls *atomic.Int64) {
+	s.AddTool(mcp.NewTool("calls", mcp.WithDescription("Returns how many tools/call this process has handled, itself excluded")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(fmt.Sprint(calls.Load() - 1)), nil
+		})
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Returns its text argument"),
 		mcp.WithString("text", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true)),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
