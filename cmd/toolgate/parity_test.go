@@ -42,6 +42,7 @@ agents:
 		code  int
 		wants []string
 	}{
+		{"the example stays green", []string{"--harness", "../../examples/harness/HARNESS.yaml"}, exitOK, []string{"reader/claude: GREEN", "editor/claude: GREEN", "run: GREEN"}},
 		{"green", []string{"--harness", green}, exitOK, []string{"reader/claude: GREEN", "editor/cursor: UNKNOWN", "run: GREEN (1 green, 0 red, 1 unknown)"}},
 		{"widened by one tool", []string{"--harness", wider}, exitFail, []string{"editor/claude: RED", "harness only: tool:json-tools:query", "run: RED"}},
 		{"every row unknown", []string{"--harness", unknown}, exitFail, []string{"reader/codex: UNKNOWN", "mapping values are not allowed here", "every row is unknown"}},
