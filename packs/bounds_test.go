@@ -106,7 +106,7 @@ func TestOutputMemoryBounded(t *testing.T) {
 		stdout   int
 		stderrIn int64
 	}{
-		{"stdout stops at the cap", []string{"head", "-c", gig, "/dev/zero"}, 10 * time.Second, 1 << 20, 0},
+		{"stdout stops at the cap", []string{"head", "-c", gig, "/dev/zero"}, 10 * time.Second, int(DefaultMaxOutput), 0},
 		{"stderr keeps a tail", []string{"sh", "-c", "head -c " + gig + " /dev/zero >&2"}, 2 * time.Minute, 0, 1e9},
 	}
 	for _, tt := range tests {
