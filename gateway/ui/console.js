@@ -113,6 +113,7 @@ function connect() {
     if (msg.type === "approvals") {
       pending = msg.pending || [];
       renderPending();
+      refreshStatus();
     } else if (msg.type === "event") {
       addEvent(msg.event);
     } else if (msg.type === "error") {
