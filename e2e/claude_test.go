@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
 )
 
@@ -34,6 +36,15 @@ func claudeBinary(t *testing.T) string {
 	if out, err := exec.CommandContext(ctx, "npm", "view", "@anthropic-ai/claude-code", "version").CombinedOutput(); err != nil {
 		t.Skipf("Claude Code is not installed and the npm registry cannot be reached (%v: %s); run scripts/ci-deps/claude-code.sh", err, bytes.TrimSpace(out))
 	}
+	// Tests installing at once would share one npm prefix: take turns.
+	if err := os.MkdirAll(filepath.Dir(filepath.Dir(bin)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock := flock.New(filepath.Join(root, "e2e", ".cache", "claude-code.lock"))
+	if err := lock.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
 	install := exec.Command("bash", filepath.Join(root, "scripts", "ci-deps", "claude-code.sh"))
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/ci-deps/claude-code.sh: %v\n%s", err, out)
