@@ -221,8 +221,14 @@ func (g *Gateway) progressReporter(ctx context.Context, tok mcp.ProgressToken, w
 	}
 }
 
-// clientElicits reports whether the calling client declared elicitation.
+// clientElicits reports whether the calling client declared elicitation
+// and speaks a protocol version that still lets a server send it requests
+// mid-call (up to 2025-11-25; later versions replace them with multi
+// round-trip results, which this approver does not use yet).
 func clientElicits(ctx context.Context) bool {
+	if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
+		return false
+	}
 	s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
 	if !ok {
 		return false
