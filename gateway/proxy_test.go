@@ -156,3 +156,7 @@ func waitForCond(t *testing.T, within time.Duration, what string, cond func() bo
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func execGoBuild(bin string) ([]byte, error) {
+	return exec.Command("go", "build", "-o", bin, "../e2e/conformance-server").CombinedOutput()
+}

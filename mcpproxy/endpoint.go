@@ -316,28 +316,48 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 		e.answerJSON(w, r, hs, st, m.ID)
 		return
 	}
+	// Until something arrives the choice is open: an answer that comes
+	// first goes back as plain JSON (one write, nothing to parse as a
+	// stream); anything else opens an SSE stream.
+	var first []byte
+	select {
+	case first = <-st.ch:
+	case <-r.Context().Done():
+		return
+	case <-hs.closed:
+		return
+	}
+	if isResponseTo(first, m.ID) && accepts(r, "application/json") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(first)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	if flusher != nil {
-		flusher.Flush()
-	}
+	pending := [][]byte{first}
 	for {
-		select {
-		case msg := <-st.ch:
-			if !writeEvent(w, msg) {
+		var msg []byte
+		if len(pending) > 0 {
+			msg, pending = pending[0], nil
+		} else {
+			select {
+			case msg = <-st.ch:
+			case <-r.Context().Done():
+				return
+			case <-hs.closed:
 				return
 			}
-			if flusher != nil {
-				flusher.Flush()
-			}
-			if isResponseTo(msg, m.ID) {
-				return
-			}
-		case <-r.Context().Done():
+		}
+		if !writeEvent(w, msg) {
 			return
-		case <-hs.closed:
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if isResponseTo(msg, m.ID) {
 			return
 		}
 	}
