@@ -1,0 +1,80 @@
+package mcpproxy
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseMessageKinds(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in   string
+		kind Kind
+		err  string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, KindRequest, ""},
+		{`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`, KindRequest, ""},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, KindNotification, ""},
+		{`{"jsonrpc":"2.0","id":7,"result":{}}`, KindResponse, ""},
+		{`{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"x"}}`, KindResponse, ""},
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, 0, "batches"},
+		{`{"jsonrpc":"2.0","id":null}`, 0, "not a JSON-RPC message"},
+		{`"x"`, 0, "expected a JSON object"},
+	}
+	for _, c := range cases {
+		m, err := ParseMessage([]byte(c.in))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || m.Kind() != c.kind {
+			t.Errorf("%s: kind %v err %v, want %v", c.in, m.Kind(), err, c.kind)
+		}
+	}
+}
+
+// TestEncodeKeepsRawParts: what the proxy re-frames keeps the bytes of
+// params and results exactly, key order and spacing included.
+func TestEncodeKeepsRawParts(t *testing.T) {
+	t.Parallel()
+	in := `{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"z": 1,  "a":{"$defs":{}}}}`
+	m, err := ParseMessage([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ID = []byte("42")
+	if got, want := string(m.Encode()), `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"z": 1,  "a":{"$defs":{}}}}`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestFieldsSet(t *testing.T) {
+	t.Parallel()
+	f, err := ParseFields([]byte(`{"name":"echo","inputSchema":{"type":"object"},"_meta":{"k": [1, 2]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(f.Set("inputSchema", []byte(`{"type":"object","required":["x"]}`)).Encode())
+	want := `{"name":"echo","inputSchema":{"type":"object","required":["x"]},"_meta":{"k": [1, 2]}}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestReadEvents(t *testing.T) {
+	t.Parallel()
+	stream := "id: 1\nretry: 500\ndata: \n\n: comment\nevent: message\ndata: {\"a\":\ndata: 1}\n\ndata: last\n\n"
+	var got []event
+	if err := readEvents(strings.NewReader(stream), 1<<20, func(e event) bool { got = append(got, e); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].ID != "1" || string(got[1].Data) != "{\"a\":\n1}" || got[1].Type != "message" || string(got[2].Data) != "last" {
+		t.Errorf("events: %+v", got)
+	}
+	big := "data: " + strings.Repeat("x", 100) + "\n\n"
+	if err := readEvents(strings.NewReader(big), 10, func(event) bool { return true }); err == nil {
+		t.Error("an event over the bound was accepted")
+	}
+}
