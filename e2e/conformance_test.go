@@ -7,11 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 )
+
+// stampSuffix is the timestamp the suite appends to each result folder.
+var stampSuffix = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}T[\d-]+Z$`)
 
 var updateConformance = flag.Bool("update-conformance", false, "rewrite testdata/conformance/expected.json from this run")
 
@@ -65,10 +69,7 @@ func runConformance(t *testing.T, node, cli, url string) conformanceRun {
 	run := conformanceRun{Scenarios: map[string][2]int{}}
 	dirs, _ := filepath.Glob(filepath.Join(out, "server-*"))
 	for _, d := range dirs {
-		name := strings.TrimPrefix(filepath.Base(d), "server-")
-		if i := strings.LastIndex(name, "-20"); i > 0 {
-			name = name[:i]
-		}
+		name := stampSuffix.ReplaceAllString(strings.TrimPrefix(filepath.Base(d), "server-"), "")
 		b, err := os.ReadFile(filepath.Join(d, "checks.json"))
 		if err != nil {
 			t.Fatalf("scenario %s: %v", name, err)
