@@ -18,6 +18,7 @@ func proxyWorkspace(t *testing.T, httpURL, extra string) string {
 	ws := `version: 1
 gateway:
   audit: {path: audit.jsonl, fsync: never}
+  approvals: {wait: 10ms}
 mcp_servers:
   - id: confhttp
     url: ` + httpURL + `
@@ -96,7 +97,7 @@ func TestProxyGovernsTools(t *testing.T) {
 				want string
 			}{
 				{"echo", map[string]any{"text": "bye"}, "DENIED: "},
-				{"delete_all", nil, "DENIED: approval required"},
+				{"delete_all", nil, "DENIED: approval pending"},
 				{"test_simple_text", nil, "DENIED: "},
 				{"no_such_tool", nil, "DENIED: "},
 			}

@@ -12,8 +12,9 @@ type DownstreamStatus struct {
 	Tools int    `json:"tools"`
 }
 
-// downstreamHealth reports each declared MCP server. Until the proxy keeps
-// live sessions to report on, every server shows as unknown.
+// downstreamHealth reports each declared MCP server from what the proxy
+// last saw: connected once it listed its tools, failed with the listing
+// error, unknown until a client first reached it.
 func (g *Gateway) downstreamHealth() []DownstreamStatus {
 	out := make([]DownstreamStatus, 0, len(g.ws.MCPServers))
 	for _, sv := range g.ws.MCPServers {
@@ -24,7 +25,20 @@ func (g *Gateway) downstreamHealth() []DownstreamStatus {
 		case sv.URL != "":
 			tr = "http"
 		}
-		out = append(out, DownstreamStatus{ID: sv.ID, Transport: tr, State: "unknown"})
+		st := DownstreamStatus{ID: sv.ID, Transport: tr, State: "unknown"}
+		if g.proxy != nil {
+			if ps := g.proxy.servers[sv.ID]; ps != nil {
+				ps.mu.Lock()
+				switch {
+				case ps.listErr != nil:
+					st.State, st.Error = "failed", ps.listErr.Error()
+				case ps.listed:
+					st.State, st.Tools = "connected", len(ps.tools)
+				}
+				ps.mu.Unlock()
+			}
+		}
+		out = append(out, st)
 	}
 	return out
 }

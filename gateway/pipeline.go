@@ -48,6 +48,9 @@ func (g *Gateway) callPack(ctx context.Context, agent string, s *surface, member
 	default:
 		return g.refuse(ev, d.Reason)
 	}
+	if r := g.refuseWhileAuditFails(ev); r != nil {
+		return r
+	}
 	cmd := s.commands[member]
 	inv, err := g.runner.Prepare(s.pack, cmd, args)
 	if err != nil {
@@ -74,6 +77,22 @@ func (g *Gateway) callPack(ctx context.Context, agent string, s *surface, member
 		return auditFailure(err)
 	}
 	return toolResult(s.pack.ID, member, res)
+}
+
+// refuseWhileAuditFails keeps side effects from happening unrecorded: once
+// an audit append has failed, allowed calls are refused (the refusal itself
+// is an append attempt, so the first success lets calls through again).
+func (g *Gateway) refuseWhileAuditFails(ev *audit.Event) *mcp.CallToolResult {
+	h := &g.health
+	h.mu.Lock()
+	failing := h.err
+	h.mu.Unlock()
+	if failing == "" {
+		return nil
+	}
+	ev.Decision = string(tiers.Deny)
+	ev.Reason = "the audit log is failing (" + failing + "); calls are refused until it can be written"
+	return g.refuse(ev, ev.Reason)
 }
 
 // refuse audits a refusal and returns it as the tool result every client

@@ -44,9 +44,14 @@ func (g *Gateway) callServerTool(ctx context.Context, agent, server string, para
 	switch d.Outcome {
 	case tiers.Allow:
 	case tiers.Approval:
-		return toolResultJSON(g.refuse(ev, "approval required ("+d.Reason+")"))
+		if r := g.awaitApproval(ctx, ev, d, args, nil); r != nil {
+			return toolResultJSON(r)
+		}
 	default:
 		return toolResultJSON(g.refuse(ev, d.Reason))
+	}
+	if r := g.refuseWhileAuditFails(ev); r != nil {
+		return toolResultJSON(r)
 	}
 
 	start := time.Now()
@@ -56,7 +61,7 @@ func (g *Gateway) callServerTool(ctx context.Context, agent, server string, para
 	switch {
 	case err != nil:
 		ev.Error = err.Error()
-		if aerr := g.audit.Append(ev); aerr != nil {
+		if aerr := g.appendAudit(ev); aerr != nil {
 			return toolResultJSON(auditFailure(aerr))
 		}
 		return toolResultJSON(mcp.NewToolResultError(fmt.Sprintf("%s:%s failed: %v", server, p.Name, err)))
@@ -74,7 +79,7 @@ func (g *Gateway) callServerTool(ctx context.Context, agent, server string, para
 			ev.Error = "the tool reported an error (isError)"
 		}
 	}
-	if aerr := g.audit.Append(ev); aerr != nil {
+	if aerr := g.appendAudit(ev); aerr != nil {
 		return toolResultJSON(auditFailure(aerr))
 	}
 	return result, rpcErr
