@@ -171,10 +171,14 @@ func TestPacksOverMCP(t *testing.T) {
 				t.Errorf("after a literal --: %q, want the value passed through", text)
 			}
 
-			_, _, _, err = call(t, reader, "edit-in-place", map[string]any{"filter": ".", "file": "data.json"})
+			// Granted-but-hidden and nonexistent tools get the same refusal,
+			// the one a proxied server's tool gets.
+			ungranted, isErr, _, err := call(t, reader, "edit-in-place", map[string]any{"filter": ".", "file": "data.json"})
 			calls++
-			if err == nil {
-				t.Errorf("an ungranted tool was callable")
+			unknown, isErr2, _, err2 := call(t, reader, "no-such-tool", nil)
+			calls++
+			if err != nil || err2 != nil || !isErr || !isErr2 || !strings.HasPrefix(ungranted, "DENIED: unknown tool") || !strings.HasPrefix(unknown, "DENIED: unknown tool") {
+				t.Errorf("ungranted tool: %q (err %v), unknown tool: %q (err %v); want the same DENIED: unknown tool refusal", ungranted, err, unknown, err2)
 			}
 
 			checkAudit(t, dir, calls)

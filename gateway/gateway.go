@@ -56,6 +56,7 @@ type Gateway struct {
 	health      auditHealth
 	servers     sync.Map // serverKey → *server.MCPServer
 	httpServers sync.Map // httpKey → *server.StreamableHTTPServer
+	holds       sync.Map // serverKey → bool: agent holds a tool on the pack
 	version     string
 }
 

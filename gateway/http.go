@@ -69,10 +69,14 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.serveProxyHTTP(w, r, agent, ps)
 		return
 	}
-	if len(g.Policy().Tools(agent, surfaceID)) == 0 {
+	s, holds := g.packFor(agent, surfaceID)
+	if !holds {
 		// The same answer for a surface that does not exist and one this
 		// agent holds nothing on: existence is not disclosed.
 		http.Error(w, "no such MCP endpoint for this agent: /mcp/"+surfaceID, http.StatusNotFound)
+		return
+	}
+	if g.interceptHTTP(w, r, agent, s) {
 		return
 	}
 	hs, ok := g.httpServer(agent, surfaceID)

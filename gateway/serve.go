@@ -45,14 +45,18 @@ func (g *Gateway) ServeStdio(ctx context.Context, agent, surfaceID string, in io
 	if !g.agentExists(agent) {
 		return fmt.Errorf("agent %q is not declared in %s", agent, g.ws.Path)
 	}
-	if len(g.Policy().Tools(agent, surfaceID)) == 0 {
+	s, holds := g.packFor(agent, surfaceID)
+	if !holds {
 		return fmt.Errorf("agent %q holds no tool on surface %q; `toolgate check -w %s` lists what it may call", agent, surfaceID, g.ws.Path)
 	}
 	ms, ok := g.mcpServer(agent, surfaceID)
 	if !ok {
 		return fmt.Errorf("surface %q is not served", surfaceID)
 	}
-	err := server.NewStdioServer(ms).Listen(ctx, in, out)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lw := &lockedWriter{w: out}
+	err := server.NewStdioServer(ms).Listen(ctx, g.interceptStdio(ctx, agent, s, in, lw), lw)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

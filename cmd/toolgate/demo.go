@@ -186,7 +186,7 @@ func (d *demo) run(ctx context.Context) error {
 			map[string]any{"file": "data/services.json"}},
 		{"a write stops at a governance decision (edit-in-place is strict)", "editor", editor, "edit-in-place",
 			map[string]any{"filter": ".version = 2", "file": "data/services.json"}},
-		{"a write the agent was never granted is not even listed, and its call is refused", "reader", reader, "edit-in-place",
+		{"a write the agent was never granted is not even listed, and its call gets the same refusal as an unknown tool", "reader", reader, "edit-in-place",
 			map[string]any{"filter": ".version = 2", "file": "data/services.json"}},
 		{"the readonly notes pack runs its read command", "reader", notes, "list",
 			map[string]any{"dir": "data/notes"}},
