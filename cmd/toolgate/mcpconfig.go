@@ -15,7 +15,7 @@ func runMCPConfig(ctx context.Context, c *cli, args []string) int {
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	agent := fs.String("agent", "", "the agent the harness runs as (required)")
 	harnessFlag := fs.String("harness", "", "the harness: claude, codex, cursor, gemini, vscode or opencode (required)")
-	mode := fs.String("mode", "stdio", "stdio: the harness launches `toolgate serve --stdio` per surface; http: it connects to the daemon with the agent's token")
+	mode := fs.String("mode", "stdio", "stdio: the harness launches toolgate serve --stdio per surface; http: it connects to the daemon with the agent's token")
 	allowed := fs.Bool("allowed-tools", false, "claude only: print just the --allowed-tools value derived from the grant, comma-separated")
 	settings := fs.Bool("settings", false, "claude only: print a settings.json whose permissions.allow is the derived allowlist")
 	command := fs.String("toolgate", "", "the toolgate executable stdio entries launch (default: this executable)")
