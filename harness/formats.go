@@ -2,9 +2,11 @@ package harness
 
 // The JSON config formats, each as its harness documents it today.
 
-// Claude Code: --mcp-config FILE or .mcp.json, "mcpServers" with type
-// stdio|http; ${VAR} is expanded in command, args, env, url and headers.
-type claudeServer struct {
+// Claude Code (--mcp-config FILE or .mcp.json, top-level "mcpServers") and
+// VS Code (.vscode/mcp.json, top-level "servers") share one entry shape,
+// type stdio|http; they differ in the key and in how an environment
+// variable is referenced: ${VAR} for Claude Code, ${env:VAR} for VS Code.
+type typedServer struct {
 	Type    string            `json:"type"`
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
@@ -14,16 +16,23 @@ type claudeServer struct {
 }
 
 func claudeConfig(servers []server) ([]byte, error) {
-	out := map[string]claudeServer{}
+	return typedConfig(servers, "mcpServers", func(v string) string { return "${" + v + "}" })
+}
+
+func vscodeConfig(servers []server) ([]byte, error) {
+	return typedConfig(servers, "servers", func(v string) string { return "${env:" + v + "}" })
+}
+
+func typedConfig(servers []server, key string, ref func(string) string) ([]byte, error) {
+	out := map[string]typedServer{}
 	for _, s := range servers {
 		if s.url != "" {
-			out[s.name] = claudeServer{Type: "http", URL: s.url, Headers: bearer("${" + s.tokenVar + "}")}
+			out[s.name] = typedServer{Type: "http", URL: s.url, Headers: bearer(ref(s.tokenVar))}
 			continue
 		}
-		out[s.name] = claudeServer{Type: "stdio", Command: s.command, Args: s.args,
-			Env: envRefs(s.envVars, func(v string) string { return "${" + v + "}" })}
+		out[s.name] = typedServer{Type: "stdio", Command: s.command, Args: s.args, Env: envRefs(s.envVars, ref)}
 	}
-	return marshal(map[string]any{"mcpServers": out})
+	return marshal(map[string]any{key: out})
 }
 
 func bearer(ref string) map[string]string {
@@ -78,30 +87,6 @@ func geminiConfig(servers []server) ([]byte, error) {
 		out[s.name] = g
 	}
 	return marshal(map[string]any{"mcpServers": out})
-}
-
-// VS Code: .vscode/mcp.json, "servers" with type stdio|http; ${env:NAME}
-// is a predefined variable there.
-type vscodeServer struct {
-	Type    string            `json:"type"`
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-}
-
-func vscodeConfig(servers []server) ([]byte, error) {
-	out := map[string]vscodeServer{}
-	for _, s := range servers {
-		if s.url != "" {
-			out[s.name] = vscodeServer{Type: "http", URL: s.url, Headers: bearer("${env:" + s.tokenVar + "}")}
-			continue
-		}
-		out[s.name] = vscodeServer{Type: "stdio", Command: s.command, Args: s.args,
-			Env: envRefs(s.envVars, func(v string) string { return "${env:" + v + "}" })}
-	}
-	return marshal(map[string]any{"servers": out})
 }
 
 // OpenCode: opencode.json, "mcp" with type local (command as one array,
