@@ -276,8 +276,8 @@ func TestJobLifecycle(t *testing.T) {
 	if text, _, _, _ := call(t, bob, "job-status", map[string]any{}); text != "no background jobs" {
 		t.Errorf("bob's job list: %s", text)
 	}
-	if _, _, _, err := call(t, carol, "job-cancel", map[string]any{"job_id": id}); err == nil {
-		t.Errorf("carol called job-cancel, which she is not shown")
+	if text, isErr, _, err := call(t, carol, "job-cancel", map[string]any{"job_id": id}); err != nil || !isErr || !strings.HasPrefix(text, "DENIED: unknown tool") {
+		t.Errorf("carol called job-cancel, which she is not shown: %q (err %v), want DENIED: unknown tool", text, err)
 	}
 	if !pidAlive(leader) || !pidAlive(child) {
 		t.Fatalf("the job died before alice cancelled it")

@@ -39,6 +39,11 @@ func (g *Gateway) refuseUngranted(agent string, s *surface, msg []byte) ([]byte,
 	if json.Unmarshal(msg, &c) != nil || c.Method != "tools/call" || len(c.ID) == 0 {
 		return nil, false
 	}
+	if ms, ok := g.mcpServer(agent, s.pack.ID); ok && ms.GetTool(c.Params.Name) != nil {
+		// Shown to this agent (a granted command, or a job tool): the
+		// pipeline behind it decides.
+		return nil, false
+	}
 	d := g.Policy().Decide(agent, s.pack.ID, c.Params.Name, c.Params.Arguments)
 	if d.Outcome != grantcheck.Deny || (d.Stage != grantcheck.StageGrant && d.Stage != grantcheck.StageIdentity) {
 		return nil, false
