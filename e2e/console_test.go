@@ -125,7 +125,9 @@ func TestConsoleApprovesAWaitingCall(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#no-pending"))); err != nil {
 		t.Fatalf("the console did not clear the approved request: %v", err)
 	}
-	row := waitFeed(t, ctx, "command:call:vault:stash")
+	// The operator's "approved" event lands just before the call's own
+	// "allow" event; wait for the latter.
+	row := waitFeed(t, ctx, "command:call:vault:stash", "approved by operator", "allow")
 	if !strings.Contains(row, "allow") || !strings.Contains(row, "approved by operator") {
 		t.Errorf("feed row of the executed call = %q, want allow, approved by operator", row)
 	}
@@ -135,14 +137,14 @@ func TestConsoleApprovesAWaitingCall(t *testing.T) {
 }
 
 // waitFeed polls the console's live feed until its newest row names action
-// and returns that row's text.
-func waitFeed(t *testing.T, ctx context.Context, action string) string {
+// (and holds every string in also) and returns that row's text.
+func waitFeed(t *testing.T, ctx context.Context, action string, also ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	last := ""
 	for time.Now().Before(deadline) {
 		text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#feed tbody tr:first-child"), chromedp.AtLeast(0)))
-		if err == nil && strings.Contains(text, action) {
+		if err == nil && containsAll(text, append([]string{action}, also...)) {
 			return text
 		}
 		last = text
@@ -150,4 +152,13 @@ func waitFeed(t *testing.T, ctx context.Context, action string) string {
 	}
 	t.Fatalf("the live feed never showed %s (newest row: %q)", action, last)
 	return ""
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
