@@ -99,3 +99,47 @@ func TestAuditFailureFailsTheCall(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSideEffectsWhileAuditFails: the call that discovers a failing audit
+// has run, but every allowed call after it is refused before anything runs.
+func TestNoSideEffectsWhileAuditFails(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "toolgate.yaml")
+	if err := os.WriteFile(ws, []byte(`version: 1
+command_packs:
+  - id: files
+    permission: open
+    commands:
+      - id: touch
+        argv: [touch, "{path}"]
+        inputs: {type: object, properties: {path: {type: string}}, required: [path]}
+agents:
+  - id: a
+    grants: [tool:files:touch]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Open(context.Background(), ws, Options{Getenv: os.Getenv, AuditPath: "/dev/full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, name := range []string{"first", "second", "third"} {
+		res := g.callPack(context.Background(), "a", g.surfaces["files"], "touch", map[string]any{"path": name})
+		if !res.IsError || !strings.Contains(resultText(res), "audit log") {
+			t.Errorf("%s call with a failing audit: %q", name, resultText(res))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "first")); err != nil {
+		t.Errorf("the first call should have run (its audit failed afterwards): %v", err)
+	}
+	for _, name := range []string{"second", "third"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s ran although the audit was already failing", name)
+		}
+	}
+}
