@@ -61,6 +61,10 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", server.NewStreamableHTTPServer(s))
+	// The same server over the legacy HTTP+SSE transport: GET /sse, POST /message.
+	sse := server.NewSSEServer(s, server.WithBaseURL("http://"+ln.Addr().String()))
+	mux.Handle("/sse", sse)
+	mux.Handle("/message", sse)
 	fmt.Printf("listening %s\n", ln.Addr())
 	log.Fatal(http.Serve(ln, mux))
 }
