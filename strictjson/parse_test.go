@@ -82,7 +82,7 @@ func TestParseAccepts(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, in string
-		want any
+		want     any
 	}{
 		{"big integer keeps its text", `{"n":9007199254740993}`, map[string]any{"n": json.Number("9007199254740993")}},
 		{"decimal keeps its text", `{"n":1.10}`, map[string]any{"n": json.Number("1.10")}},
