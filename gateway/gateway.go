@@ -20,8 +20,8 @@ import (
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/callpipe"
-	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/packs"
 	"github.com/toolgate/toolgate/workspace"
 )

@@ -26,7 +26,7 @@ type revision struct {
 // (schemas narrowed by its constraints) and, for a pack surface, the
 // encoded tools/list result.
 type agentView struct {
-	tools []grantcheck.ToolView
+	tools  []grantcheck.ToolView
 	byName map[string]grantcheck.ToolView
 	// jobs is true when the agent holds a background command on the pack
 	// (it is then shown the job tools).
