@@ -40,9 +40,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		l.mu.Lock()
-		queued, leading := len(l.queue), l.leading
-		l.mu.Unlock()
+		queued, leading := l.batch.QueueLen()
 		if leading && queued == n-1 {
 			break
 		}

@@ -35,8 +35,8 @@ type Options struct {
 // goroutines, and several processes (each with its own Log) may append to
 // the same file.
 //
-// Appends are group-committed: while one goroutine (the leader) writes a
-// batch under the file lock, the others queue; the next leader takes the
+// Appends are group-committed (a Batcher): while one goroutine writes a
+// batch under the file lock, the others queue; the next batch takes the
 // whole queue, re-reads the chain's tail if another process appended, and
 // writes every queued event with one write and one fsync. Each Append
 // returns only when its own event is written (and synced, with Fsync).
@@ -44,25 +44,15 @@ type Log struct {
 	path   string
 	fsync  bool
 	signer *Signer
+	batch  *Batcher
 
-	mu      sync.Mutex
-	idle    *sync.Cond // signalled when a leader steps down
-	queue   []*pending
-	leading bool
-	closed  bool
+	closeOnce sync.Once
+	closeErr  error
 
-	// Touched only by the leader (or Open/Close with no leader).
+	// Touched only inside a commit (or by Open/Close with none running).
 	f    *os.File
 	size int64 // file size after this Log's last batch or tail read; -1 unknown
 	head Head
-	// Batches and Events count commits, for benchmarks and metrics.
-	batches, events int64
-}
-
-type pending struct {
-	ev   *Event
-	err  error
-	done chan struct{}
 }
 
 // Open opens (creating with mode 0600 if needed) the audit log at path and
@@ -79,7 +69,7 @@ func Open(path string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("open audit log: %w (check gateway.audit.path: its directory must exist and be writable)", err)
 	}
 	l := &Log{path: path, fsync: opts.Fsync, signer: NewSigner(opts.SigningKey, opts.CheckpointEvery), f: f, size: -1}
-	l.idle = sync.NewCond(&l.mu)
+	l.batch = NewBatcher(l.commit)
 	if err := l.prime(); err != nil {
 		f.Close()
 		return nil, err
@@ -92,14 +82,7 @@ func (l *Log) Path() string { return l.path }
 
 // Stats returns how many batches and events this Log has committed; their
 // ratio is the group commit's average batch size.
-func (l *Log) Stats() (batches, events int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for l.leading {
-		l.idle.Wait()
-	}
-	return l.batches, l.events
-}
+func (l *Log) Stats() (batches, events int64) { return l.batch.Stats() }
 
 // prime reads the chain's tail under the lock, recovering a torn line.
 func (l *Log) prime() error {
@@ -112,9 +95,9 @@ func (l *Log) prime() error {
 		return err
 	}
 	if rec != nil {
-		return l.writeLocked(size, []*pending{{ev: rec}})
+		_, err = l.writeLocked(size, []*Event{rec})
 	}
-	return nil
+	return err
 }
 
 // Append writes ev as the next line of the chain. It assigns ev.Seq and
@@ -126,74 +109,34 @@ func (l *Log) Append(ev *Event) error {
 	if ev == nil {
 		return errors.New("audit: Append of a nil event")
 	}
-	p := &pending{ev: ev, done: make(chan struct{})}
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return ErrClosed
-	}
-	l.queue = append(l.queue, p)
-	if l.leading {
-		l.mu.Unlock()
-		<-p.done
-		return p.err
-	}
-	l.leading = true
-	for len(l.queue) > 0 {
-		batch := l.queue
-		l.queue = nil
-		l.mu.Unlock()
-		l.commit(batch)
-		l.mu.Lock()
-	}
-	l.leading = false
-	l.idle.Broadcast()
-	l.mu.Unlock()
-	<-p.done
-	return p.err
+	return l.batch.Append(ev)
 }
 
-// commit writes one batch under the file lock and wakes its waiters.
-func (l *Log) commit(batch []*pending) {
-	err := l.commitLocked(batch)
-	for _, p := range batch {
-		if p.err == nil {
-			p.err = err
-		}
-		if p.done != nil {
-			close(p.done)
-		}
-	}
-}
-
-func (l *Log) commitLocked(batch []*pending) error {
+// commit writes one batch under the file lock.
+func (l *Log) commit(evs []*Event) ([]error, error) {
 	if err := lockFile(l.f); err != nil {
-		return fmt.Errorf("lock audit log %s: %w", l.path, err)
+		return nil, fmt.Errorf("lock audit log %s: %w", l.path, err)
 	}
 	defer unlockFile(l.f)
 	size, rec, err := l.syncTail()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if rec != nil {
-		batch = append([]*pending{{ev: rec}}, batch...)
+		if _, err := l.writeLocked(size, []*Event{rec}); err != nil {
+			return nil, err
+		}
+		size = l.size
 	}
-	return l.writeLocked(size, batch)
+	return l.writeLocked(size, evs)
 }
 
-// writeLocked seals batch onto the head, writes it in one write and syncs
-// it; the caller holds the file lock and size is the file's size.
-func (l *Log) writeLocked(size int64, batch []*pending) error {
-	evs := make([]*Event, len(batch))
-	for i, p := range batch {
-		evs[i] = p.ev
-	}
+// writeLocked seals evs onto the head, writes them in one write and syncs
+// them; the caller holds the file lock and size is the file's size.
+func (l *Log) writeLocked(size int64, evs []*Event) ([]error, error) {
 	lines, errs, next := SealBatch(l.head, evs, l.signer, time.Now())
-	for i, p := range batch {
-		p.err = errs[i]
-	}
 	if len(lines) == 0 {
-		return nil
+		return errs, nil
 	}
 	n := 0
 	for _, ln := range lines {
@@ -204,14 +147,53 @@ func (l *Log) writeLocked(size int64, batch []*pending) error {
 		buf = append(buf, ln.Bytes...)
 	}
 	if err := l.writeSync(size, buf); err != nil {
-		return err
+		return nil, err
 	}
 	l.size, l.head = size+int64(n), next
-	l.batches++
-	l.events += int64(len(lines))
 	for _, ln := range lines {
 		ln.Event.Hash = ln.Hash
 	}
+	return errs, nil
+}
+
+// Close waits for appends in progress, writes the closing checkpoint when
+// signing, and releases the file. Appends after Close return ErrClosed.
+func (l *Log) Close() error {
+	l.closeOnce.Do(func() {
+		l.batch.Close()
+		cerr := l.closeCheckpoint()
+		l.closeErr = errors.Join(cerr, l.f.Close())
+	})
+	return l.closeErr
+}
+
+// closeCheckpoint signs the chain's tail unless it is one already.
+func (l *Log) closeCheckpoint() error {
+	if l.signer == nil {
+		return nil
+	}
+	if err := lockFile(l.f); err != nil {
+		return fmt.Errorf("lock audit log %s: %w", l.path, err)
+	}
+	defer unlockFile(l.f)
+	size, rec, err := l.syncTail()
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		if _, err := l.writeLocked(size, []*Event{rec}); err != nil {
+			return err
+		}
+		size = l.size
+	}
+	cp, ok, err := l.signer.CloseCheckpoint(l.head, time.Now())
+	if err != nil || !ok {
+		return err
+	}
+	if err := l.writeSync(size, cp.Bytes); err != nil {
+		return fmt.Errorf("closing checkpoint: %w", err)
+	}
+	l.size, l.head = size+int64(len(cp.Bytes)), Head{Seq: cp.Event.Seq, Hash: cp.Hash, Sealed: true}
 	return nil
 }
 
@@ -234,53 +216,5 @@ func (l *Log) writeSync(size int64, buf []byte) error {
 			return fmt.Errorf("sync audit log %s: %w", l.path, err)
 		}
 	}
-	return nil
-}
-
-// Close waits for appends in progress, writes the closing checkpoint when
-// signing, and releases the file. Appends after Close return ErrClosed.
-func (l *Log) Close() error {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil
-	}
-	l.closed = true
-	for l.leading {
-		l.idle.Wait()
-	}
-	l.mu.Unlock()
-	cerr := l.closeCheckpoint()
-	err := l.f.Close()
-	return errors.Join(cerr, err)
-}
-
-// closeCheckpoint signs the chain's tail unless it is one already.
-func (l *Log) closeCheckpoint() error {
-	if l.signer == nil {
-		return nil
-	}
-	if err := lockFile(l.f); err != nil {
-		return fmt.Errorf("lock audit log %s: %w", l.path, err)
-	}
-	defer unlockFile(l.f)
-	size, rec, err := l.syncTail()
-	if err != nil {
-		return err
-	}
-	if rec != nil {
-		if err := l.writeLocked(size, []*pending{{ev: rec}}); err != nil {
-			return err
-		}
-		size = l.size
-	}
-	cp, ok, err := l.signer.CloseCheckpoint(l.head, time.Now())
-	if err != nil || !ok {
-		return err
-	}
-	if err := l.writeSync(size, cp.Bytes); err != nil {
-		return fmt.Errorf("closing checkpoint: %w", err)
-	}
-	l.size, l.head = size+int64(len(cp.Bytes)), Head{Seq: cp.Event.Seq, Hash: cp.Hash, Sealed: true}
 	return nil
 }
