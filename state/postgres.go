@@ -85,7 +85,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 
 // scrub renders err without the password, should a driver ever quote it.
 func scrub(err error, password string) string {
-	s := err.Error()
+	s := strings.Join(strings.Fields(err.Error()), " ")
 	if password != "" {
 		s = strings.ReplaceAll(s, password, "********")
 	}
