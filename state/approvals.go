@@ -289,4 +289,6 @@ func (s *sqlStore) ExpireApprovals(ctx context.Context, now time.Time) ([]approv
 }
 
 // WatchApprovals implements approvals.Store.
-func (s *sqlStore) WatchApprovals() (<-chan struct{}, func()) { return s.hubs[topicApprovals].subscribe() }
+func (s *sqlStore) WatchApprovals() (<-chan struct{}, func()) {
+	return s.hubs[topicApprovals].subscribe()
+}

@@ -77,7 +77,9 @@ func TestApprovalAcrossReplicas(t *testing.T) {
 		var d decisions
 		a, b := newBroker(t, open(t), &d, time.Minute), newBroker(t, open(t), &d, time.Minute)
 		got := make(chan approvals.Result, 1)
-		go func() { got <- a.Wait(context.Background(), testKey, testInfo, approvals.WaitOptions{Wait: 30 * time.Second}) }()
+		go func() {
+			got <- a.Wait(context.Background(), testKey, testInfo, approvals.WaitOptions{Wait: 30 * time.Second})
+		}()
 		req := waitPending(t, b, testKey)
 		if string(req.Arguments) != `{"ref":"main"}` || req.Argv[1] != "push" || req.Payload.Member != "push" || req.Revision != "r1" {
 			t.Errorf("B sees %+v", req)

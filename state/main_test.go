@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -78,3 +79,5 @@ func must[T any](t testing.TB) func(T, error) T {
 
 // helperEnv selects the child-process role of the multi-process tests.
 const helperEnv = "TOOLGATE_STATE_HELPER"
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
