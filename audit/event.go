@@ -72,15 +72,6 @@ type Event struct {
 	// Approval describes the approval the call used; JSON null when none. It is
 	// raw JSON so the audit format does not depend on the approvals package.
 	Approval json.RawMessage `json:"approval"`
-	// Of is the seq of the decision event this outcome event belongs to
-	// (write-ahead, DESIGN §7): the decision is appended before the side
-	// effect, its outcome after, pointing back with Of. Nil on decisions.
-	Of *int64 `json:"of,omitempty"`
-	// Revision is the workspace revision that decided, so a reload can be
-	// told apart in the trail.
-	Revision string `json:"revision,omitempty"`
-	// TraceID is the W3C trace id the request carried, when it carried one.
-	TraceID string `json:"trace_id,omitempty"`
 	// Checkpoint is set only on signed checkpoint events (Decision
 	// DecisionCheckpoint): a signature over the seq and hash of the line
 	// before it.

@@ -185,8 +185,8 @@ func TestUnfinishedDecisions(t *testing.T) {
 		t.Errorf("unfinished = %+v, want only seq %d (two)", rep.Unfinished, evs[1].Seq)
 	}
 	data, _ := os.ReadFile(path)
-	if !bytes.Contains(data, []byte(`"approval":null,"revision":"r1","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","prev"`)) ||
-		!bytes.Contains(data, []byte(`"of":1,"prev"`)) {
+	if !bytes.Contains(data, []byte(`"revision":"r1","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","approval":null,"prev"`)) ||
+		!bytes.Contains(data, []byte(`"of":1,"approval":null,"prev"`)) {
 		t.Errorf("new fields not in the expected place:\n%s", data)
 	}
 }
