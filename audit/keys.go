@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
@@ -62,4 +63,23 @@ func ParsePublicKey(data []byte) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("the public key is %T, not ed25519", k)
 	}
 	return pub, nil
+}
+
+// ParseSigningKey reads gateway.audit.signing_key's value: a PEM PKCS #8
+// ed25519 private key, or the raw 32-byte seed or 64-byte private key.
+func ParseSigningKey(data []byte) (ed25519.PrivateKey, error) {
+	if blk, _ := pem.Decode(data); blk != nil {
+		return ParsePrivateKey(data)
+	}
+	switch len(data) {
+	case ed25519.SeedSize:
+		return ed25519.NewKeyFromSeed(data), nil
+	case ed25519.PrivateKeySize:
+		priv := ed25519.PrivateKey(append([]byte(nil), data...))
+		if !bytes.Equal(ed25519.NewKeyFromSeed(priv.Seed()), priv) {
+			return nil, errors.New("the 64-byte signing key is not a consistent ed25519 private key")
+		}
+		return priv, nil
+	}
+	return nil, fmt.Errorf("the signing key is %d bytes of no known form: give a PEM \"PRIVATE KEY\" (`toolgate audit keygen`) or a raw 32-byte seed", len(data))
 }

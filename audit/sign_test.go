@@ -192,3 +192,41 @@ func TestUnfinishedDecisions(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func TestParseSigningKey(t *testing.T) {
+	t.Parallel()
+	privPEM, _, err := GenerateKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromPEM, err := ParsePrivateKey(privPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone([]byte(fromPEM))
+	bad[40] ^= 1
+	tests := []struct {
+		name string
+		data []byte
+		ok   bool
+	}{
+		{"pem", privPEM, true},
+		{"seed", fromPEM.Seed(), true},
+		{"64 bytes", []byte(fromPEM), true},
+		{"64 bytes, public half wrong", bad, false},
+		{"public key pem", []byte("-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n"), false},
+		{"short", []byte("0123456789"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			k, err := ParseSigningKey(tt.data)
+			if (err == nil) != tt.ok {
+				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
+			}
+			if tt.ok && !k.Equal(fromPEM) {
+				t.Error("a different key")
+			}
+		})
+	}
+}
