@@ -152,3 +152,20 @@ func BenchmarkApprovalWake(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEmbeddedWatchCost: what the data_version poll costs while a call
+// waits on the embedded store: this process's CPU per second of waiting.
+func BenchmarkEmbeddedWatchCost(b *testing.B) {
+	s, err := OpenEmbedded(context.Background(), filepath.Join(b.TempDir(), ".toolgate"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	_, stop := s.WatchApprovals()
+	defer stop()
+	cpu0, t0 := cpuTime(), time.Now()
+	for b.Loop() {
+		time.Sleep(10 * time.Millisecond) // idle waiting is what is measured
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/time.Since(t0).Seconds()/1000, "cpu-ms/s")
+}

@@ -19,12 +19,20 @@ import (
 // DBFile is the embedded store's SQLite file inside its directory.
 const DBFile = "state.db"
 
-// pollEvery is how often the embedded store checks whether another process
-// committed (PRAGMA data_version on a connection of its own), while anyone
-// waits for a change. Checking costs a few microseconds and no disk I/O
-// (it reads the WAL index in shared memory), so a short interval buys a
-// prompt wake-up for next to nothing.
-const pollEvery = 5 * time.Millisecond
+// How the embedded store notices another process's commit: PRAGMA
+// data_version, on a connection of its own, changes exactly when some other
+// connection committed since it last asked. Asking costs no disk I/O (it
+// reads the WAL index in shared memory) but some CPU in the driver, so it
+// is asked when inotify reports a write in the directory (then every
+// burstEvery for up to burstFor, since the write can precede the commit's
+// visibility), and otherwise every safetyPoll as a net. Without inotify it
+// is asked every pollEvery. Nothing is asked while nobody waits.
+const (
+	pollEvery  = 5 * time.Millisecond
+	safetyPoll = 100 * time.Millisecond
+	burstEvery = time.Millisecond
+	burstFor   = 50 * time.Millisecond
+)
 
 // Embedded is the one-machine store: SQLite in WAL mode with a busy
 // timeout, every write transaction BEGIN IMMEDIATE, so several toolgate
@@ -97,8 +105,7 @@ func checkSQLite(ctx context.Context, db *sql.DB) error {
 }
 
 // watch wakes this process's subscribers when another process (or
-// connection) commits: PRAGMA data_version changes on a connection exactly
-// when some other connection committed since it last asked.
+// connection) commits.
 func (e *Embedded) watch(ctx context.Context) {
 	defer close(e.done)
 	conn, err := e.db.Conn(ctx)
@@ -106,14 +113,26 @@ func (e *Embedded) watch(ctx context.Context) {
 		return
 	}
 	defer conn.Close()
-	var last int64 = -1
-	tick := time.NewTicker(pollEvery)
+	events, stopEvents, ok := fileEvents(e.dir)
+	every := pollEvery
+	if ok {
+		defer stopEvents()
+		every = safetyPoll
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
+	burst := time.NewTimer(time.Hour)
+	burst.Stop()
+	var burstEnd time.Time
+	var last int64 = -1
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-events:
+			burstEnd = time.Now().Add(burstFor)
+		case <-burst.C:
 		}
 		if e.hubs[topicApprovals].n()+e.hubs[topicTasks].n()+e.hubs[topicJobs].n() == 0 {
 			last = -1 // nobody waits; start afresh when someone does
@@ -130,8 +149,12 @@ func (e *Embedded) watch(ctx context.Context) {
 			for _, h := range e.hubs {
 				h.wake()
 			}
+			burstEnd = time.Time{}
 		}
 		last = v
+		if time.Now().Before(burstEnd) {
+			burst.Reset(burstEvery)
+		}
 	}
 }
 
