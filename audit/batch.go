@@ -1,6 +1,9 @@
 package audit
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
 
 // CommitFunc writes one batch of events durably, in order. It returns an
 // error per event (nil entries for events written; errs may be nil when all
@@ -59,6 +62,12 @@ func (b *Batcher) Append(ev *Event) error {
 		b.queue = nil
 		b.mu.Unlock()
 		b.run(batch)
+		if len(batch) > 1 {
+			// The writers just woken usually append again at once; letting
+			// them queue before looking keeps the next batch whole instead
+			// of alternating one lone event with everyone else.
+			runtime.Gosched()
+		}
 		b.mu.Lock()
 		b.batches++
 		b.events += int64(len(batch))
