@@ -129,7 +129,7 @@ func (c *cli) auditFile(cmd string, fs *pflag.FlagSet, wsFlag string) (string, i
 		return fs.Arg(0), exitOK
 	}
 	wsPath := c.workspacePath(wsFlag)
-	if wsFlag == "" && c.getenv("TOOLGATE_WORKSPACE") == "" {
+	if wsFlag == "" && c.workspace == "" && c.getenv("TOOLGATE_WORKSPACE") == "" {
 		if _, err := os.Stat(wsPath); errors.Is(err, os.ErrNotExist) {
 			return audit.DefaultFile, exitOK
 		}
