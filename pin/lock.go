@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/toolgate/toolgate/strictjson"
 )
 
 // FileName is the lock file's name, beside the workspace file.
@@ -77,7 +79,7 @@ func (l *Lock) Marshal() []byte {
 			b.WriteByte(',')
 		}
 		b.WriteString("\n    ")
-		writeString(&b, s)
+		b.Write(strictjson.AppendString(nil, s))
 		b.WriteString(": {")
 		tools := sortedKeys(l.Surfaces[s])
 		for j, t := range tools {
@@ -85,9 +87,9 @@ func (l *Lock) Marshal() []byte {
 				b.WriteByte(',')
 			}
 			b.WriteString("\n      ")
-			writeString(&b, t)
+			b.Write(strictjson.AppendString(nil, t))
 			b.WriteString(": ")
-			writeString(&b, string(l.Surfaces[s][t]))
+			b.Write(strictjson.AppendString(nil, string(l.Surfaces[s][t])))
 		}
 		if len(tools) > 0 {
 			b.WriteString("\n    ")

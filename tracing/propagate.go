@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/strictjson"
 )
 
 // The _meta keys MCP reserves for W3C trace context (2026-07-28, basic:
@@ -85,7 +85,8 @@ func (t *Tracer) InjectHTTP(ctx context.Context, h http.Header) {
 // kept byte for byte and in order, the trace keys replaced in place or
 // appended. With no trace context in ctx, meta is returned as it came,
 // less any trace keys (the caller's, which toolgate did not continue). A
-// meta that is not a JSON object, or has a key twice, is an error.
+// meta that strictjson refuses (not an object, a duplicate or case-variant
+// key, …) is an error.
 func (t *Tracer) InjectMeta(ctx context.Context, meta json.RawMessage) (json.RawMessage, error) {
 	carrier := propagation.MapCarrier{}
 	t.prop.Inject(ctx, carrier)
@@ -96,42 +97,11 @@ func (t *Tracer) InjectMeta(ctx context.Context, meta json.RawMessage) (json.Raw
 	if !t.Enabled() && maps.Equal(carrier, metaCarrier(meta)) {
 		return meta, nil // off, and the caller's own context passes through as it came
 	}
-	type member struct {
-		key string
-		val json.RawMessage
-	}
-	var members []member
+	var members []strictjson.Member
 	if hasMeta {
-		dec := json.NewDecoder(bytes.NewReader(meta))
-		tok, err := dec.Token()
-		if err != nil {
+		var err error
+		if members, err = strictjson.Members(meta); err != nil {
 			return nil, fmt.Errorf("_meta: %w", err)
-		}
-		if d, ok := tok.(json.Delim); !ok || d != '{' {
-			return nil, errors.New("_meta: not a JSON object")
-		}
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, fmt.Errorf("_meta: %w", err)
-			}
-			key := kt.(string)
-			if seen[key] {
-				return nil, fmt.Errorf("_meta: duplicate key %q", key)
-			}
-			seen[key] = true
-			var val json.RawMessage
-			if err := dec.Decode(&val); err != nil {
-				return nil, fmt.Errorf("_meta %q: %w", key, err)
-			}
-			members = append(members, member{key, val})
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, fmt.Errorf("_meta: %w", err)
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, errors.New("_meta: data after the object")
 		}
 	}
 	var out bytes.Buffer
@@ -142,27 +112,24 @@ func (t *Tracer) InjectMeta(ctx context.Context, meta json.RawMessage) (json.Raw
 			out.WriteByte(',')
 		}
 		n++
-		kb, _ := json.Marshal(key)
-		out.Write(kb)
+		out.Write(strictjson.AppendString(nil, key))
 		out.WriteByte(':')
 		out.Write(val)
 	}
 	done := map[string]bool{}
 	for _, m := range members {
-		if m.key == MetaTraceparent || m.key == MetaTracestate {
-			if v, ok := carrier[m.key]; ok && !done[m.key] {
-				vb, _ := json.Marshal(v)
-				write(m.key, vb)
-				done[m.key] = true
+		if m.Key == MetaTraceparent || m.Key == MetaTracestate {
+			if v, ok := carrier[m.Key]; ok && !done[m.Key] {
+				write(m.Key, strictjson.AppendString(nil, v))
+				done[m.Key] = true
 			}
 			continue
 		}
-		write(m.key, m.val)
+		write(m.Key, m.Value)
 	}
 	for _, k := range []string{MetaTraceparent, MetaTracestate} {
 		if v, ok := carrier[k]; ok && !done[k] {
-			vb, _ := json.Marshal(v)
-			write(k, vb)
+			write(k, strictjson.AppendString(nil, v))
 		}
 	}
 	out.WriteByte('}')

@@ -242,9 +242,10 @@ func TestInjectMeta(t *testing.T) {
 		{"no context, nothing to do", context.Background(), `{"a":1}`, `{"a":1}`, ""},
 		{"no context, nil stays nil", context.Background(), ``, ``, ""},
 		{"no context, caller's trace keys dropped", context.Background(), `{"a":1,"traceparent":"junk"}`, `{"a":1}`, ""},
-		{"not an object", withTrace, `[1]`, "", "not a JSON object"},
+		{"not an object", withTrace, `[1]`, "", "expected a JSON object"},
+		{"case-variant keys", withTrace, `{"a":1,"A":2}`, "", "differ only in case"},
 		{"duplicate key", withTrace, `{"a":1,"a":2}`, "", `duplicate key "a"`},
-		{"trailing data", withTrace, `{"a":1}{}`, "", "data after"},
+		{"trailing data", withTrace, `{"a":1}{}`, "", "after the JSON value"},
 		{"truncated", withTrace, `{"a":`, "", "_meta"},
 	}
 	for _, tc := range cases {
