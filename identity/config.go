@@ -17,7 +17,7 @@ import (
 // party (a token sender, a key server) from costing the gateway much.
 const (
 	DefaultAgentClaim      = "sub"
-	DefaultClockSkew       = 30 * time.Second
+	DefaultClockSkew       = 60 * time.Second // as workspace.DefaultClockSkew
 	MaxClockSkew           = 5 * time.Minute
 	DefaultFetchTimeout    = 10 * time.Second
 	DefaultMinRefresh      = 30 * time.Second // at most one JWKS fetch per this, however many unknown kids arrive
@@ -57,7 +57,7 @@ type Config struct {
 	JWKSFile   string        // a JWKS document on disk, re-read when it changes
 	Audience   string        // the value aud must contain: this gateway's resource identifier (RFC 8707)
 	AgentClaim string        // the claim naming the agent; default "sub"
-	ClockSkew  time.Duration // leeway for exp/nbf/iat; default 30s, at most 5m
+	ClockSkew  time.Duration // leeway for exp/nbf/iat; default 60s, at most 5m
 	Algorithms []string      // allowlist; default DefaultAlgorithms(); asymmetric only
 
 	HTTPClient   *http.Client  // for JWKSURL; default a client with FetchTimeout
