@@ -41,6 +41,10 @@ type cli struct {
 	level     *slog.LevelVar
 	logFormat string
 	workspace string // -w given before the subcommand; the subcommand's own -w wins
+
+	// listServerTools enumerates proxied servers for `toolgate pin`; nil
+	// is noServerLister (see pin.go).
+	listServerTools serverLister
 }
 
 type subcommand struct {
@@ -60,6 +64,7 @@ func subcommands() []subcommand {
 		{"mcp-config", "print a harness's MCP config (and Claude Code allowlist) for one agent", runMCPConfig},
 		{"parity", "compare each harness allowlist with the agent's grant", runParity},
 		{"approvals", "list, approve or deny calls waiting for an operator", runApprovals},
+		{"pin", "pin tool definitions in toolgate.lock, or show what changed since", runPin},
 		{"packs", "list the bundled command packs, or show one, and whether they run here", runPacks},
 		{"version", "print the toolgate version", runVersion},
 	}
