@@ -62,7 +62,8 @@ type Metrics struct {
 	pending      prometheus.Gauge
 	downstreamUp *prometheus.GaugeVec
 
-	mu       sync.Mutex                          // serialises DeclareSurfaces
+	mu       sync.Mutex                          // serialises DeclareSurfaces; guards servers
+	servers  map[string]bool                     // servers with a health series
 	surfaces atomic.Pointer[map[string]*Surface] // read lock-free on the hot path
 	other    *Surface
 }
@@ -79,7 +80,8 @@ type Surface struct {
 // process collectors beside toolgate's own.
 func New() *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:     prometheus.NewRegistry(),
+		servers: map[string]bool{},
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolgate_decisions_total",
 			Help: "Tool calls decided, by surface and outcome (allow, deny, approval, error).",
@@ -209,12 +211,20 @@ func (m *Metrics) SetDownstreamUp(server string, up bool) {
 	if up {
 		v = 1
 	}
+	m.mu.Lock()
+	m.servers[server] = true
+	m.mu.Unlock()
 	m.downstreamUp.WithLabelValues(server).Set(v)
 }
 
 // ForgetDownstream removes the health series of a server no longer in the
 // workspace.
-func (m *Metrics) ForgetDownstream(server string) { m.downstreamUp.DeleteLabelValues(server) }
+func (m *Metrics) ForgetDownstream(server string) {
+	m.mu.Lock()
+	delete(m.servers, server)
+	m.mu.Unlock()
+	m.downstreamUp.DeleteLabelValues(server)
+}
 
 // Handler serves the registry in the Prometheus text format (or what the
 // scraper negotiates). The gateway decides who may reach it.
