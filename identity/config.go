@@ -105,7 +105,7 @@ func (c Config) withDefaults() (Config, []jose.SignatureAlgorithm, error) {
 		c.FetchTimeout = DefaultFetchTimeout
 	}
 	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{Timeout: c.FetchTimeout}
+		c.HTTPClient = &http.Client{Timeout: c.FetchTimeout, CheckRedirect: checkRedirect}
 	}
 	if c.MinRefresh <= 0 {
 		c.MinRefresh = DefaultMinRefresh
@@ -138,6 +138,15 @@ func allowlist(names []string) ([]jose.SignatureAlgorithm, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// checkRedirect holds a redirect of the JWKS fetch to the rules of
+// jwks_url itself, so an https URL cannot be redirected to plain http.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return fmt.Errorf("more than 5 redirects")
+	}
+	return checkJWKSURL(req.URL.String())
 }
 
 // checkJWKSURL refuses key URLs an attacker on the path could answer: keys

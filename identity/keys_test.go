@@ -177,6 +177,10 @@ func TestHostileKeyServers(t *testing.T) {
 		{"no usable key", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(`{"keys":[{"kty":"oct","k":"c2VjcmV0","kid":"k"}]}`))
 		}, "no usable signing key"},
+		{"redirects to plain http off this machine", func(w http.ResponseWriter, r *http.Request) {
+			// Refused by CheckRedirect before any request leaves: no traffic off loopback.
+			http.Redirect(w, r, "http://keys.example.invalid/jwks", http.StatusFound)
+		}, "use https"},
 		{"never answers", func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-hang:

@@ -16,6 +16,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/toolgate/toolgate/strictjson"
 )
 
 // Identity is what a verified token says about its bearer.
@@ -86,10 +88,11 @@ type registered struct {
 }
 
 // header is the part of the JOSE header read before go-jose parses the
-// token, only to say precisely why a token is refused.
+// token: alg (checked against the allowlist here, and again by go-jose)
+// and kid (to choose the key).
 type header struct {
-	Alg string `json:"alg"`
-	Kid string `json:"kid"`
+	Alg string
+	Kid string
 }
 
 // Verify checks raw (the bearer token, without "Bearer ") and returns who it
@@ -116,7 +119,12 @@ func (v *Verifier) Verify(ctx context.Context, raw string, resources ...string) 
 	if err != nil {
 		return Identity{}, err
 	}
-	// Only verified bytes are decoded from here on.
+	// Only verified bytes are decoded from here on, and strictly: with
+	// "sub" twice, or "iss" beside "ISS" (which encoding/json would bind to
+	// one field), two readers could see two identities.
+	if err := strictjson.Valid(payload); err != nil {
+		return Identity{}, fail(ReasonMalformed, err, "claims are not strict JSON")
+	}
 	var extra map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &extra); err != nil || extra == nil {
 		return Identity{}, fail(ReasonMalformed, err, "claims are not a JSON object")
@@ -165,9 +173,14 @@ func peekHeader(raw string) (header, error) {
 	if err != nil {
 		return h, fail(ReasonMalformed, err, "header is not base64url")
 	}
-	if err := json.Unmarshal(b, &h); err != nil {
-		return h, fail(ReasonMalformed, err, "header is not a JSON object")
+	// Strictly: a header with "alg" twice (or "alg" and "ALG") could be read
+	// one way here and another by go-jose.
+	obj, err := strictjson.ParseObject(b)
+	if err != nil {
+		return h, fail(ReasonMalformed, err, "header is not a strict JSON object")
 	}
+	h.Alg, _ = obj["alg"].(string)
+	h.Kid, _ = obj["kid"].(string)
 	return h, nil
 }
 

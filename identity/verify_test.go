@@ -3,6 +3,8 @@ package identity
 import (
 	"context"
 	"crypto/x509"
+	"encoding/base64"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,6 +98,10 @@ func TestVerify(t *testing.T) {
 		{name: "empty", token: "", reason: ReasonMalformed},
 		{name: "bad base64 header", token: "%%%.e30.AAAA", reason: ReasonMalformed, detail: "base64url"},
 		{name: "header not an object", token: "WzFd.e30.AAAA", reason: ReasonMalformed, detail: "JSON object"},
+		{name: "alg twice in the header", token: dupHeader(`{"alg":"none","alg":"RS256","kid":"rs1"}`, sign(t, rs, claimsAt(now, "reader"))), reason: ReasonMalformed, detail: "duplicate"},
+		{name: "alg and ALG in the header", token: dupHeader(`{"alg":"RS256","ALG":"none","kid":"rs1"}`, sign(t, rs, claimsAt(now, "reader"))), reason: ReasonMalformed, detail: "differ only in case"},
+		{name: "sub twice in signed claims", token: signRaw(t, rs, `{"iss":"`+testIssuer+`","aud":"`+testAudience+`","exp":`+fmt.Sprint(now.Add(time.Minute).Unix())+`,"sub":"reader","sub":"admin"}`), reason: ReasonMalformed, detail: "duplicate"},
+		{name: "iss beside ISS in signed claims", token: signRaw(t, rs, `{"iss":"`+testIssuer+`","ISS":"https://evil","aud":"`+testAudience+`","exp":`+fmt.Sprint(now.Add(time.Minute).Unix())+`,"sub":"reader"}`), reason: ReasonMalformed, detail: "differ only in case"},
 		{name: "encrypted (JWE)", token: "a.b.c.d.e", reason: ReasonMalformed, detail: "JWE"},
 		{name: "oversized", token: strings.Repeat("A", MaxTokenBytes+1), reason: ReasonMalformed, detail: "limit"},
 		{name: "payload not JSON", token: func() string {
@@ -106,7 +112,7 @@ func TestVerify(t *testing.T) {
 			}
 			raw, _ := obj.CompactSerialize()
 			return raw
-		}(), reason: ReasonMalformed, detail: "not a JSON object"},
+		}(), reason: ReasonMalformed, detail: "not strict JSON"},
 		{name: "iss of the wrong type", token: sign(t, rs, edit(func(c map[string]any) { c["iss"] = 7 })), reason: ReasonMalformed, detail: "wrong type"},
 		{name: "exp a string", token: sign(t, rs, edit(func(c map[string]any) { c["exp"] = "tomorrow" })), reason: ReasonMalformed},
 	}
@@ -230,4 +236,29 @@ func TestConfigErrors(t *testing.T) {
 	if _, err := NewVerifier(Config{Issuer: "i", Audience: "a", JWKSURL: "http://127.0.0.1:1/jwks"}); err != nil {
 		t.Fatalf("loopback http refused: %v", err)
 	}
+}
+
+// dupHeader replaces tok's protected header with header (the signature no
+// longer matches; the header must be refused before that matters).
+func dupHeader(header, tok string) string {
+	parts := strings.Split(tok, ".")
+	return base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + parts[1] + "." + parts[2]
+}
+
+// signRaw signs payload bytes as they are (to send claims a map cannot hold).
+func signRaw(t *testing.T, k testKey, payload string) string {
+	t.Helper()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: jose.JSONWebKey{Key: k.priv, KeyID: k.kid}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := s.Sign([]byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := obj.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
