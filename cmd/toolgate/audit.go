@@ -297,7 +297,7 @@ func (c *cli) auditSource(ctx context.Context, cmd string, fs *pflag.FlagSet, f 
 		return c.openPGSource(ctx, cmd, dsn)
 	}
 	wsPath := c.workspacePath(wsFlag)
-	if wsFlag == "" && c.getenv("TOOLGATE_WORKSPACE") == "" {
+	if wsFlag == "" && c.workspace == "" && c.getenv("TOOLGATE_WORKSPACE") == "" {
 		if _, err := os.Stat(wsPath); errors.Is(err, os.ErrNotExist) {
 			return auditSource{path: audit.DefaultFile}, exitOK
 		}
