@@ -75,9 +75,11 @@ func (b *Broker) Wait(ctx context.Context, key Key, info Info, opts WaitOptions)
 		if e == nil {
 			return res
 		}
-		if opts.Progress != nil && told != e.req.ID {
-			told = e.req.ID
-			opts.Progress(e.req, time.Since(start))
+		if opts.Progress != nil {
+			if snap := b.snapshot(e); told != snap.ID {
+				told = snap.ID
+				opts.Progress(snap, time.Since(start))
+			}
 		}
 	waiting:
 		for {
@@ -95,7 +97,7 @@ func (b *Broker) Wait(ctx context.Context, key Key, info Info, opts WaitOptions)
 				// the race (open a new request): acquire again.
 				break waiting
 			case <-tick:
-				opts.Progress(e.req, time.Since(start))
+				opts.Progress(b.snapshot(e), time.Since(start))
 			case <-deadline.C:
 				return Result{Outcome: StillPending, Request: b.snapshot(e)}
 			case <-ctx.Done():
