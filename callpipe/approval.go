@@ -49,7 +49,7 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		asker := req.Asker
 		wait := opts.Wait
 		opts.Progress = func(r approvals.Request, elapsed time.Duration) {
-			asker.Progress(ctx, elapsed.Seconds(), wait.Seconds(), fmt.Sprintf("waiting for approval %s: toolgate approvals approve %s", r.ID, r.ID))
+			asker.Progress(ctx, elapsed.Seconds(), wait.Seconds(), fmt.Sprintf("waiting for approval %s: %s", r.ID, approveHint(snap, r.ID)))
 		}
 		// The caller's own user may approve only a cautious write, and only
 		// where the workspace allows it: a strict call is never approved by
@@ -82,8 +82,8 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	}
 	ev.Decision = string(grantcheck.Approval)
 	ev.Reason = ev.Reason + "; approval pending " + r.ID
-	hint := fmt.Sprintf("approval pending %s (%s). An operator approves it with `toolgate approvals approve %s` or in the console at /ui; then repeat the identical call (same arguments) within %s.",
-		r.ID, p.redactor.Redact(d.Reason), r.ID, p.approvals.TTL())
+	hint := fmt.Sprintf("approval pending %s (%s). An operator approves it with %s; then repeat the identical call (same arguments) within %s.",
+		r.ID, p.redactor.Redact(d.Reason), approveHint(snap, r.ID), p.approvals.TTL())
 	if res.Outcome == approvals.Canceled {
 		hint = "approval pending " + r.ID + " (the client stopped waiting)"
 	}

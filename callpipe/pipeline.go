@@ -54,6 +54,10 @@ type Snapshot struct {
 	// Elicitation lets the caller's own user approve cautious writes
 	// (approvals.elicitation); never strict ones.
 	Elicitation bool
+	// ApproveHint, when set, names how an operator approves request id
+	// from where the call is held (e.g. "`toolgate approvals -w WS approve
+	// ID`"); nil uses the plain CLI command.
+	ApproveHint func(id string) string
 }
 
 // Request is one tools/call on its way through the pipeline.
@@ -194,6 +198,7 @@ func (p *Pipeline) Journal() *Journal { return p.journal }
 // before anything runs and an outcome event after.
 func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 	snap := p.snapshot()
+	ctx = withSnapshot(ctx, snap)
 	name := req.Name
 	if req.Call != nil {
 		name = req.Call.Name
