@@ -45,7 +45,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, agent, surfaceID string, in io
 	if !g.agentExists(agent) {
 		return fmt.Errorf("agent %q is not declared in %s", agent, g.ws.Path)
 	}
-	s, ok := g.surfaces[surfaceID]
+	s, ok := g.surface(surfaceID)
 	if !ok || !g.view(agent, surfaceID).holds() {
 		return fmt.Errorf("agent %q holds no tool on surface %q; `toolgate check -w %s` lists what it may call", agent, surfaceID, g.ws.Path)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/workspace"
 )
 
 // revision is what the gateway decides with right now: the pipeline's
@@ -19,6 +20,10 @@ import (
 type revision struct {
 	snap  *callpipe.Snapshot
 	views sync.Map // endpointKey → *agentView
+	// ws and surfaces are the workspace this revision was loaded from and
+	// its pack surfaces (gateway/reload.go).
+	ws       *workspace.Workspace
+	surfaces map[string]*surface
 }
 
 // agentView is one agent's view of one surface under one revision,
@@ -50,7 +55,7 @@ func (g *Gateway) view(agent, surfaceID string) *agentView {
 	for _, t := range tools {
 		v.byName[t.Name] = t
 	}
-	if s, ok := g.surfaces[surfaceID]; ok {
+	if s, ok := rev.surfaces[surfaceID]; ok {
 		v.jobs = g.hasJobTools(s, tools)
 		v.list = g.packToolList(s, v)
 	}
