@@ -440,15 +440,21 @@ func describeChanges(a, b *workspace.Workspace) []string {
 }
 
 // sameDecl compares two declarations ignoring where they were written
-// (Pos fields and position maps), so moving a line is no change.
+// (Pos fields, and lists and maps of them), so moving a line is no change.
 func sameDecl(a, b any) bool {
 	return equalDecl(reflect.ValueOf(a), reflect.ValueOf(b))
 }
 
-var (
-	posType    = reflect.TypeFor[workspace.Pos]()
-	posMapType = reflect.TypeFor[map[string]workspace.Pos]()
-)
+var posType = reflect.TypeFor[workspace.Pos]()
+
+// positional reports whether t holds nothing but positions.
+func positional(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map, reflect.Pointer:
+		return positional(t.Elem())
+	}
+	return t == posType
+}
 
 func equalDecl(a, b reflect.Value) bool {
 	if a.IsValid() != b.IsValid() {
@@ -469,7 +475,7 @@ func equalDecl(a, b reflect.Value) bool {
 	case reflect.Struct:
 		for i := range a.NumField() {
 			f := a.Type().Field(i)
-			if f.Type == posType || f.Type == posMapType {
+			if positional(f.Type) {
 				continue
 			}
 			if !equalDecl(a.Field(i), b.Field(i)) {
