@@ -13,6 +13,10 @@ import (
 // jobStoreTimeout bounds one write or read of a job record.
 const jobStoreTimeout = 5 * time.Second
 
+// keepJobRecords is how long the record of an ended job stays in the
+// store; each job's end prunes older ones.
+const keepJobRecords = 24 * time.Hour
+
 // jobRecords orders the two writes of a job's record: a job can end (and
 // its end be recorded) before the starting call records its start, and
 // the start must then not overwrite the end.
@@ -52,6 +56,11 @@ func (g *Gateway) recordJobEnd(info packs.JobInfo) {
 		r.ended[info.ID] = true
 	}
 	g.putJob(info)
+	ctx, cancel := context.WithTimeout(context.Background(), jobStoreTimeout)
+	defer cancel()
+	if _, err := g.store.PruneJobs(ctx, time.Now().Add(-keepJobRecords)); err != nil {
+		g.log.Warn("old job records not pruned from the shared store", "err", err)
+	}
 }
 
 func (g *Gateway) putJob(info packs.JobInfo) {
