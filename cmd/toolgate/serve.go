@@ -68,7 +68,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "toolgate serve: listen on %s: %v\n", addr, err)
 		return exitFail
 	}
-	g.SetBaseURL("http://" + ln.Addr().String())
+	g.SetBaseURL(baseURL(ln.Addr()))
 	c.log.Info("listening", "addr", ln.Addr().String(), "workspace", path, "agent", *agent)
 	if err := g.Serve(ctx, ln, opts); err != nil {
 		fmt.Fprintf(c.stderr, "toolgate serve: %v\n", err)
@@ -107,4 +107,17 @@ func startReloading(ctx context.Context, g *gateway.Gateway) (stop func()) {
 		cancel()
 		wg.Wait()
 	}
+}
+
+// baseURL is how an operator on this machine reaches the listener: an
+// address bound to every interface is reached on loopback.
+func baseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
