@@ -9,7 +9,11 @@ import (
 // Codex reads ~/.codex/config.toml (or a trusted project's
 // .codex/config.toml): one [mcp_servers.<id>] table per server, command and
 // args or url with bearer_token_env_var, env_vars naming variables to pass
-// through to a launched server, and enabled_tools as its allowlist.
+// through to a launched server, and enabled_tools as its allowlist. Codex
+// itself asks before every MCP call not marked read-only, and refuses it
+// when it cannot ask (codex exec): default_tools_approval_mode = "approve"
+// lets the granted tools through to toolgate, which holds what needs
+// approval.
 func codexConfig(servers []server) []byte {
 	var b strings.Builder
 	for i, s := range servers {
@@ -25,6 +29,7 @@ func codexConfig(servers []server) []byte {
 				fmt.Fprintf(&b, "env_vars = %s\n", tomlArray(s.envVars))
 			}
 		}
+		b.WriteString("default_tools_approval_mode = \"approve\"\n")
 		if s.tools != nil {
 			fmt.Fprintf(&b, "enabled_tools = %s\n", tomlArray(s.tools))
 		}

@@ -71,6 +71,7 @@ func TestConfigErrors(t *testing.T) {
 	t.Parallel()
 	ws, p := load(t, "testdata/toolgate.yaml")
 	long, lp := load(t, "testdata/longname.yaml")
+	coll, cp := load(t, "testdata/collide.yaml")
 	cases := []struct {
 		name  string
 		o     ConfigOptions
@@ -88,6 +89,12 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`unknown mode "sse"`}},
 		{"name too long", ConfigOptions{Harness: Claude, Mode: ModeStdio, Agent: "long", Workspace: long, Policy: lp},
 			[]string{"mcp__a-surface-id-that-is-rather-long__a-command-whose-name-is-far-too-long", "64"}},
+		{"codex namespace collision", ConfigOptions{Harness: Codex, Mode: ModeStdio, Agent: "dups", Workspace: coll, Policy: cp},
+			[]string{"surface dup-x and surface dup_x", `"mcp__dup_x"`, "codex", "rename"}},
+		{"gemini name collision", ConfigOptions{Harness: Gemini, Mode: ModeStdio, Agent: "overlap", Workspace: coll, Policy: cp},
+			[]string{"tool a:b_x and tool a_b:x", `"mcp_a_b_x"`}},
+		{"opencode name collision", ConfigOptions{Harness: OpenCode, Mode: ModeStdio, Agent: "overlap", Workspace: coll, Policy: cp},
+			[]string{"tool a:b_x and tool a_b:x", `"a_b_x"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
