@@ -148,6 +148,7 @@ func syntaxError(name string, data []byte, err error) *Error {
 var packOverrides = map[string]bool{
 	"ID": true, "Use": true, "Permission": true, "PermissionOverrides": true,
 	"Timeout": true, "TimeoutOverrides": true, "MaxOutput": true,
+	"MaxMemory": true, "MaxMemoryOverrides": true,
 	"CredentialsRef": true, "Env": true, "Cwd": true, "Description": true,
 }
 

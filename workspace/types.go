@@ -60,6 +60,19 @@ type Gateway struct {
 	AdminToken     *SecretRef `yaml:"admin_token"`
 	MaxBodyBytes   ByteSize   `yaml:"max_body"`
 	AllowedOrigins []string   `yaml:"allowed_origins"`
+	// State is where approvals, tasks and jobs live (DESIGN §11); the zero
+	// value is the embedded store in StateDir.
+	State State `yaml:"state"`
+	// Sessions bounds the MCP sessions each agent may hold open.
+	Sessions Sessions `yaml:"sessions"`
+	// BodyTimeout is the read deadline for a whole HTTP request body, so a
+	// slow client cannot hold a connection open; zero means
+	// DefaultBodyTimeout (see BodyTimeoutOrDefault).
+	BodyTimeout Duration `yaml:"body_timeout"`
+	// Identity declares ways agents authenticate besides bearer tokens.
+	Identity Identity `yaml:"identity"`
+	// Metrics configures the Prometheus endpoint.
+	Metrics Metrics `yaml:"metrics"`
 }
 
 // Audit configures the hash-chained audit log.
@@ -69,6 +82,10 @@ type Audit struct {
 	Path string `yaml:"path"`
 	// Fsync is "always" (default) or "never".
 	Fsync string `yaml:"fsync"`
+	// SigningKey, when set, is an ed25519 private key (PEM, or raw 32 or 64
+	// bytes: consumers parse it) that signs checkpoint events, so a chain
+	// rewritten from scratch is detected (DESIGN §7). Never inline.
+	SigningKey *SecretRef `yaml:"signing_key"`
 }
 
 // Approvals configures how long a call waits for a human and how long an
@@ -79,6 +96,10 @@ type Approvals struct {
 	TTL         Duration        `yaml:"ttl"`
 	Elicitation bool            `yaml:"elicitation"`
 	Rules       []*ApprovalRule `yaml:"rules"`
+	// MaxPending caps the approval requests one agent may have waiting, so
+	// an agent cannot flood the operator; zero means DefaultMaxPending (see
+	// MaxPendingOrDefault).
+	MaxPending Count `yaml:"max_pending"`
 }
 
 // ApprovalRule auto-approves cautious writes matching an agent, a capability
@@ -148,11 +169,15 @@ type CommandPack struct {
 	Timeout             Duration            `yaml:"timeout"`
 	TimeoutOverrides    map[string]Duration `yaml:"timeout_overrides"`
 	MaxOutput           ByteSize            `yaml:"max_output"`
-	Requires            []*Requirement      `yaml:"requires"`
-	CredentialsRef      []string            `yaml:"credentials_ref,one_or_list"`
-	Env                 map[string]string   `yaml:"env"`
-	Cwd                 string              `yaml:"cwd"`
-	Commands            []*Command          `yaml:"commands"`
+	// MaxMemory bounds each command's memory; zero means the consumer's
+	// built-in default. MaxMemoryOverrides sets it per command id.
+	MaxMemory          ByteSize            `yaml:"max_memory"`
+	MaxMemoryOverrides map[string]ByteSize `yaml:"max_memory_overrides"`
+	Requires           []*Requirement      `yaml:"requires"`
+	CredentialsRef     []string            `yaml:"credentials_ref,one_or_list"`
+	Env                map[string]string   `yaml:"env"`
+	Cwd                string              `yaml:"cwd"`
+	Commands           []*Command          `yaml:"commands"`
 	// Bundled is true when the commands came from a bundled pack.
 	Bundled bool
 	KeyPos  map[string]Pos
@@ -185,8 +210,14 @@ type Command struct {
 	// AllowDash names parameters whose values may start with "-".
 	AllowDash  []string `yaml:"allow_dash"`
 	Background bool     `yaml:"background"`
-	// ArgvPos records where each argv element was written.
-	ArgvPos []Pos
+	// Program names parameters whose value is program text for an
+	// interpreter (a jq filter), which the runner must confine so that the
+	// program cannot reach files the grant did not name (DESIGN §6).
+	Program []string `yaml:"program"`
+	// ArgvPos and ProgramPos record where each element of Argv and Program
+	// was written.
+	ArgvPos    []Pos
+	ProgramPos []Pos
 }
 
 // Output says how a command's stdout becomes a tool result.

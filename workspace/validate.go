@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"maps"
-	"net"
 	"path"
 	"regexp"
 	"slices"
@@ -32,7 +31,7 @@ func (v *validator) run(root *yaml.Node) {
 	case ws.Version != 1 && resolveAlias(val).Tag == "!!int":
 		v.errorf(Pos{File: ws.Path, Line: k.Line, Col: k.Column}, "version must be 1 (the only workspace format this toolgate reads)")
 	}
-	v.gateway()
+	v.gateway(root)
 	surfaces := map[string]Pos{}
 	claim := func(id string, p Pos, what string) {
 		if id == "" {
@@ -85,25 +84,6 @@ func mappingValue(n *yaml.Node, key string) (k, val *yaml.Node) {
 		}
 	}
 	return nil, nil
-}
-
-func (v *validator) gateway() {
-	g := v.ws.Gateway
-	if g.Listen != "" {
-		if _, _, err := net.SplitHostPort(g.Listen); err != nil {
-			v.errorf(g.Pos, "gateway.listen %q is not host:port; write it like 127.0.0.1:7330", g.Listen)
-		}
-	}
-	switch g.Audit.Fsync {
-	case "", "always", "never":
-	default:
-		v.errorf(g.Audit.Pos, "gateway.audit.fsync %q: use always or never", g.Audit.Fsync)
-	}
-	for _, r := range g.Approvals.Rules {
-		if r.Agent == "" || r.Capability == "" {
-			v.errorf(r.Pos, "an approval rule needs agent and capability")
-		}
-	}
 }
 
 // credentialRefs checks every {credential.x} in a template is declared and
@@ -189,6 +169,7 @@ func (v *validator) pack(p *CommandPack) {
 	overrides := map[string][]string{
 		"permission_overrides": slices.Sorted(maps.Keys(p.PermissionOverrides)),
 		"timeout_overrides":    slices.Sorted(maps.Keys(p.TimeoutOverrides)),
+		"max_memory_overrides": slices.Sorted(maps.Keys(p.MaxMemoryOverrides)),
 	}
 	for _, field := range slices.Sorted(maps.Keys(overrides)) {
 		for _, k := range overrides[field] {
@@ -258,6 +239,15 @@ func (v *validator) command(p *CommandPack, c *Command) {
 	for _, s := range c.AllowDash {
 		if !slices.Contains(placeholders, s) {
 			v.errorf(c.Pos, "command %s: allow_dash names %q, which is not an argv placeholder", name, s)
+		}
+	}
+	for i, s := range c.Program {
+		if !slices.Contains(props, s) {
+			p := c.Pos
+			if i < len(c.ProgramPos) {
+				p = c.ProgramPos[i]
+			}
+			v.errorf(p, "command %s: program names %q, which is not declared in inputs.properties; declare it (for example %s: {type: string}) or remove it from program", name, s, s)
 		}
 	}
 	switch c.Output.Parse {

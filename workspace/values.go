@@ -29,6 +29,40 @@ func (d *Duration) decodeNode(dec *decoder, n *yaml.Node) {
 	*d = Duration(v)
 }
 
+// OrDefault returns the value, or def when it was not declared.
+func (d Duration) OrDefault(def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d.D()
+}
+
+// Count is a limit written as a whole number of at least 1; zero means
+// "not declared", so a written 0 (which would refuse everything) is a load
+// error rather than a silent default.
+type Count int
+
+// OrDefault returns the value, or def when it was not declared.
+func (c Count) OrDefault(def int) int {
+	if c == 0 {
+		return def
+	}
+	return int(c)
+}
+
+func (c *Count) decodeNode(dec *decoder, n *yaml.Node) {
+	s, ok := dec.scalar(n)
+	if !ok {
+		return
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || n.Tag != "!!int" || v < 1 {
+		dec.errorf(n, "%s must be a whole number of at least 1, not %q", dec.where(), s)
+		return
+	}
+	*c = Count(v)
+}
+
 // ByteSize is a size in bytes written as "1MiB", "512KiB", "10MB" or a number.
 type ByteSize int64
 

@@ -78,6 +78,16 @@ func TestScalarValues(t *testing.T) {
 		{name: "duration empty", yaml: `wait: ""`, wantErr: `"" is not a positive duration`},
 		{name: "duration overflow", yaml: "wait: 9999999999h", wantErr: "is not a positive duration"},
 		{name: "duration mapping", yaml: "wait: {s: 1}", wantErr: "workspace.gateway.approvals.wait must be a single value, not a mapping"},
+		{name: "count 1", yaml: "max_pending: 1", check: maxPending, want: Count(1)},
+		{name: "count 1000", yaml: "max_pending: 1000", check: maxPending, want: Count(1000)},
+		{name: "count zero", yaml: "max_pending: 0", wantErr: `max_pending must be a whole number of at least 1, not "0"`},
+		{name: "count negative", yaml: "max_pending: -1", wantErr: `at least 1, not "-1"`},
+		{name: "count quoted", yaml: `max_pending: "3"`, wantErr: `at least 1, not "3"`},
+		{name: "count fraction", yaml: "max_pending: 1.5", wantErr: `at least 1, not "1.5"`},
+		{name: "count hex", yaml: "max_pending: 0x10", wantErr: `at least 1, not "0x10"`},
+		{name: "count overflow", yaml: "max_pending: 99999999999999999999", wantErr: "at least 1"},
+		{name: "count bool", yaml: "max_pending: true", wantErr: `at least 1, not "true"`},
+		{name: "count list", yaml: "max_pending: [1]", wantErr: "max_pending must be a single value, not a list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,6 +111,8 @@ func TestScalarValues(t *testing.T) {
 }
 
 func wait(ws *Workspace) any { return ws.Gateway.Approvals.Wait.D() }
+
+func maxPending(ws *Workspace) any { return ws.Gateway.Approvals.MaxPending }
 
 func TestTiersAndEffects(t *testing.T) {
 	t.Parallel()

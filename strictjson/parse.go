@@ -1,0 +1,577 @@
+// Package strictjson parses JSON the way a governance decision needs it:
+// once, strictly, with nothing left for a second parser to read
+// differently. It refuses what other decoders disagree about — duplicate
+// keys (Go keeps the last, others the first), keys that differ only in
+// case (Go's encoding/json binds them to the same struct field), invalid
+// UTF-8 and lone surrogate escapes (replaced by some decoders, kept by
+// others), trailing data — and it keeps every number as its literal text
+// (json.Number), so no float rounding separates what was decided from what
+// is executed.
+//
+// Trust boundary: the input is untrusted bytes from an MCP client or
+// server. Everything Parse returns is safe to decide on and to re-encode
+// with AppendCanonical, which is the only form toolgate forwards.
+package strictjson
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds the nesting of arrays and objects, so a hostile document
+// cannot exhaust the stack.
+const MaxDepth = 128
+
+// Error says what is wrong with a document and where: Path is the
+// JSON-pointer-like location of the value ("" for the root, "/arguments/n"),
+// Offset the byte offset in the input.
+type Error struct {
+	Path   string
+	Offset int
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("%s (at byte %d)", e.Msg, e.Offset)
+	}
+	return fmt.Sprintf("%s at %s (byte %d)", e.Msg, e.Path, e.Offset)
+}
+
+// Member is one member of a JSON object: its key and the exact bytes of
+// its value (already checked under the strict rules).
+type Member struct {
+	Key   string
+	Value []byte
+}
+
+// Parse decodes data as exactly one JSON value. Objects become
+// map[string]any, arrays []any, numbers json.Number (literal text),
+// strings string, true/false bool, null nil.
+func Parse(data []byte) (any, error) {
+	p := parser{data: data}
+	p.skipSpace()
+	v, err := p.value(0, true)
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.i != len(p.data) {
+		return nil, p.errorf("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// ParseObject is Parse for a document that must be a JSON object.
+func ParseObject(data []byte) (map[string]any, error) {
+	v, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{Msg: "expected a JSON object, got " + Kind(v)}
+	}
+	return m, nil
+}
+
+// Members splits a JSON object into its members in written order, each
+// value checked under the strict rules but kept as raw bytes. Duplicate
+// and case-variant keys are refused at every depth.
+func Members(data []byte) ([]Member, error) {
+	p := parser{data: data}
+	p.skipSpace()
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		return nil, p.errorf("expected a JSON object")
+	}
+	var out []Member
+	err := p.object(0, func(key string, start, end int) {
+		out = append(out, Member{Key: key, Value: data[start:end]})
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.i != len(p.data) {
+		return nil, p.errorf("unexpected data after the JSON value")
+	}
+	return out, nil
+}
+
+// Valid reports whether data is one JSON value under the strict rules.
+func Valid(data []byte) error {
+	p := parser{data: data}
+	p.skipSpace()
+	if _, err := p.value(0, false); err != nil {
+		return err
+	}
+	p.skipSpace()
+	if p.i != len(p.data) {
+		return p.errorf("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// Kind names the JSON type of a value Parse returned, for error messages.
+func Kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+type parser struct {
+	data []byte
+	i    int
+	path []seg
+}
+
+// seg is one step of the path to the value being parsed: an object key
+// or an array index. It is formatted only when an error is reported.
+type seg struct {
+	key string
+	idx int
+}
+
+func (p *parser) errorf(format string, args ...any) error {
+	return &Error{Path: p.pathString(), Offset: p.i, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) pathString() string {
+	if len(p.path) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, s := range p.path {
+		b.WriteByte('/')
+		if s.idx >= 0 {
+			fmt.Fprint(&b, s.idx)
+		} else {
+			b.WriteString(escapePointer(s.key))
+		}
+	}
+	return b.String()
+}
+
+func (p *parser) skipSpace() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// value parses one value at p.i (leading space already skipped); build
+// says whether to construct the Go value or only check it.
+func (p *parser) value(depth int, build bool) (any, error) {
+	if p.i >= len(p.data) {
+		return nil, p.errorf("unexpected end of JSON input")
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		if depth >= MaxDepth {
+			return nil, p.errorf("nested deeper than %d levels", MaxDepth)
+		}
+		var m map[string]any
+		if build {
+			m = map[string]any{}
+		}
+		err := p.objectWith(depth, func(key string) error {
+			v, err := p.value(depth+1, build)
+			if err == nil && build {
+				m[key] = v
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !build {
+			return nil, nil
+		}
+		return m, nil
+	case c == '[':
+		if depth >= MaxDepth {
+			return nil, p.errorf("nested deeper than %d levels", MaxDepth)
+		}
+		return p.array(depth, build)
+	case c == '"':
+		s, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		if !build {
+			return nil, nil
+		}
+		return s, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		n, err := p.number()
+		if err != nil {
+			return nil, err
+		}
+		if !build {
+			return nil, nil
+		}
+		return n, nil
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	}
+	return nil, p.errorf("invalid character %q looking for a JSON value", p.data[p.i])
+}
+
+func (p *parser) literal(word string) error {
+	if len(p.data)-p.i < len(word) || string(p.data[p.i:p.i+len(word)]) != word {
+		return p.errorf("invalid literal; expected %s", word)
+	}
+	p.i += len(word)
+	return nil
+}
+
+// object parses an object whose values are only checked, reporting each
+// member's key and value span.
+func (p *parser) object(depth int, member func(key string, start, end int)) error {
+	return p.objectWith(depth, func(key string) error {
+		start := p.i
+		if _, err := p.value(depth+1, false); err != nil {
+			return err
+		}
+		member(key, start, p.i)
+		return nil
+	})
+}
+
+// objectWith parses an object at p.i, calling val with p.i at each
+// member's value; it refuses duplicate keys and keys equal but for case.
+func (p *parser) objectWith(depth int, val func(key string) error) error {
+	p.i++ // '{'
+	p.skipSpace()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		return nil
+	}
+	var seen keySet
+	for {
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return p.errorf("expected a string key in an object")
+		}
+		keyAt := p.i
+		key, err := p.str()
+		if err != nil {
+			return err
+		}
+		if k, clash := seen.add(key); clash {
+			p.i = keyAt
+			if k == key {
+				return p.errorf("duplicate key %q", key)
+			}
+			return p.errorf("keys %q and %q differ only in case; send one of them", k, key)
+		}
+		p.skipSpace()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return p.errorf("expected ':' after the key %q", key)
+		}
+		p.i++
+		p.skipSpace()
+		p.path = append(p.path, seg{key: key, idx: -1})
+		if err := val(key); err != nil {
+			return err
+		}
+		p.path = p.path[:len(p.path)-1]
+		p.skipSpace()
+		if p.i >= len(p.data) {
+			return p.errorf("unexpected end of JSON input in an object")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.skipSpace()
+		case '}':
+			p.i++
+			return nil
+		default:
+			return p.errorf("expected ',' or '}' in an object")
+		}
+	}
+}
+
+func (p *parser) array(depth int, build bool) (any, error) {
+	p.i++ // '['
+	p.skipSpace()
+	var out []any
+	if build {
+		out = []any{}
+	}
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		return out, nil
+	}
+	for n := 0; ; n++ {
+		p.path = append(p.path, seg{idx: n})
+		v, err := p.value(depth+1, build)
+		if err != nil {
+			return nil, err
+		}
+		p.path = p.path[:len(p.path)-1]
+		if build {
+			out = append(out, v)
+		}
+		p.skipSpace()
+		if p.i >= len(p.data) {
+			return nil, p.errorf("unexpected end of JSON input in an array")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.skipSpace()
+		case ']':
+			p.i++
+			return out, nil
+		default:
+			return nil, p.errorf("expected ',' or ']' in an array")
+		}
+	}
+}
+
+// number scans a JSON number and returns its literal text.
+func (p *parser) number() (json.Number, error) {
+	start := p.i
+	d := p.data
+	if p.i < len(d) && d[p.i] == '-' {
+		p.i++
+	}
+	switch {
+	case p.i < len(d) && d[p.i] == '0':
+		p.i++
+	case p.i < len(d) && d[p.i] >= '1' && d[p.i] <= '9':
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+		}
+	default:
+		return "", p.errorf("invalid number")
+	}
+	if p.i < len(d) && d[p.i] == '.' {
+		p.i++
+		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
+			return "", p.errorf("invalid number: digits must follow the decimal point")
+		}
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+		}
+	}
+	if p.i < len(d) && (d[p.i] == 'e' || d[p.i] == 'E') {
+		p.i++
+		if p.i < len(d) && (d[p.i] == '+' || d[p.i] == '-') {
+			p.i++
+		}
+		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
+			return "", p.errorf("invalid number: digits must follow the exponent")
+		}
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+		}
+	}
+	return json.Number(d[start:p.i]), nil
+}
+
+// str scans a JSON string at p.i and returns its value. Invalid UTF-8,
+// unescaped control characters and unpaired surrogate escapes are refused.
+func (p *parser) str() (string, error) {
+	d := p.data
+	p.i++ // opening quote
+	start := p.i
+	// Fast path: no escapes.
+	for p.i < len(d) {
+		c := d[p.i]
+		if c == '"' {
+			s := d[start:p.i]
+			if !utf8.Valid(s) {
+				return "", p.errorf("string is not valid UTF-8")
+			}
+			p.i++
+			return string(s), nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return "", p.errorf("control character %#02x must be escaped in a string", c)
+		}
+		p.i++
+	}
+	buf := append([]byte(nil), d[start:p.i]...)
+	for p.i < len(d) {
+		c := d[p.i]
+		switch {
+		case c == '"':
+			if !utf8.Valid(buf) {
+				return "", p.errorf("string is not valid UTF-8")
+			}
+			p.i++
+			return string(buf), nil
+		case c < 0x20:
+			return "", p.errorf("control character %#02x must be escaped in a string", c)
+		case c != '\\':
+			buf = append(buf, c)
+			p.i++
+			continue
+		}
+		if p.i+1 >= len(d) {
+			break
+		}
+		e := d[p.i+1]
+		p.i += 2
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				return "", p.errorf("invalid \\u escape in a string")
+			}
+			if utf16.IsSurrogate(r) {
+				if r >= 0xdc00 || p.i+1 >= len(d) || d[p.i] != '\\' || d[p.i+1] != 'u' {
+					return "", p.errorf("unpaired surrogate \\u%04x in a string", r)
+				}
+				p.i += 2
+				r2, ok := p.hex4()
+				if !ok || r2 < 0xdc00 || r2 > 0xdfff {
+					return "", p.errorf("unpaired surrogate \\u%04x in a string", r)
+				}
+				r = utf16.DecodeRune(r, r2)
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			p.i--
+			return "", p.errorf("invalid escape \\%c in a string", e)
+		}
+	}
+	return "", p.errorf("unexpected end of JSON input in a string")
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if len(p.data)-p.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.data[p.i : p.i+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	p.i += 4
+	return r, true
+}
+
+func escapePointer(key string) string {
+	if !strings.ContainsAny(key, "~/") {
+		return key
+	}
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// keySet finds a key equal to another, or equal but for case, among an
+// object's keys: a linear scan for the usual few keys, a map keyed by the
+// case-folded form beyond that (so a hostile object of many keys costs
+// linear time, not quadratic).
+type keySet struct {
+	small  []string
+	folded map[string]string
+}
+
+const keySetSmall = 8
+
+// add records key and returns an earlier key it clashes with.
+func (s *keySet) add(key string) (string, bool) {
+	if s.folded == nil {
+		for _, k := range s.small {
+			if k == key || strings.EqualFold(k, key) {
+				return k, true
+			}
+		}
+		if len(s.small) < keySetSmall {
+			s.small = append(s.small, key)
+			return "", false
+		}
+		s.folded = make(map[string]string, 2*keySetSmall)
+		for _, k := range s.small {
+			s.folded[FoldKey(k)] = k
+		}
+	}
+	f := FoldKey(key)
+	if k, ok := s.folded[f]; ok {
+		return k, true
+	}
+	s.folded[f] = key
+	return "", false
+}
+
+// FoldKey maps a key to one representative of its case-folding class:
+// FoldKey(a) == FoldKey(b) exactly when strings.EqualFold(a, b).
+func FoldKey(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToUpper(s) // the smallest rune of each ASCII letter's orbit is its upper case
+	}
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(foldRune(r))
+	}
+	return b.String()
+}
+
+// foldRune is the smallest rune of r's simple case-folding orbit.
+func foldRune(r rune) rune {
+	m := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < m {
+			m = f
+		}
+	}
+	return m
+}
