@@ -242,11 +242,16 @@ func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 	if _, err := os.Stat(e.victim); err != nil {
 		t.Errorf("%s is gone: %v", e.victim, err)
 	}
+	// Allowed calls are decided, then their outcome follows (write-ahead):
+	// the injection filter ran, as one argument, and jq failed on it.
 	e.checkAudit(t, []string{
 		"command:call:json-tools:edit-in-place approval",
 		"command:call:json-tools:keys allow",
+		"command:call:json-tools:keys completed",
 		"command:call:json-tools:query allow",
 		"command:call:json-tools:query allow",
+		"command:call:json-tools:query completed",
+		"command:call:json-tools:query failed",
 		"command:call:notes:remove deny",
 	})
 }
