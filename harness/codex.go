@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Codex reads ~/.codex/config.toml (or a trusted project's
@@ -13,8 +14,10 @@ import (
 // itself asks before every MCP call not marked read-only, and refuses it
 // when it cannot ask (codex exec): default_tools_approval_mode = "approve"
 // lets the granted tools through to toolgate, which holds what needs
-// approval.
-func codexConfig(servers []server) []byte {
+// approval. Codex gives up on a tool after tool_timeout_sec (60 by
+// default), so a longer approvals.wait raises it: the harness then hears
+// toolgate's "approval pending" instead of a timeout of its own.
+func codexConfig(servers []server, wait time.Duration) []byte {
 	var b strings.Builder
 	for i, s := range servers {
 		if i > 0 {
@@ -30,12 +33,22 @@ func codexConfig(servers []server) []byte {
 			}
 		}
 		b.WriteString("default_tools_approval_mode = \"approve\"\n")
+		if wait+codexTimeoutMargin > codexToolTimeout {
+			fmt.Fprintf(&b, "tool_timeout_sec = %d\n", int((wait+codexTimeoutMargin+time.Second-1)/time.Second))
+		}
 		if s.tools != nil {
 			fmt.Fprintf(&b, "enabled_tools = %s\n", tomlArray(s.tools))
 		}
 	}
 	return []byte(b.String())
 }
+
+// codexToolTimeout is Codex's default tool_timeout_sec; the margin covers
+// the command's own run after the approval wait.
+const (
+	codexToolTimeout   = 60 * time.Second
+	codexTimeoutMargin = 30 * time.Second
+)
 
 var bareKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 

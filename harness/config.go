@@ -7,7 +7,9 @@ import (
 	"net"
 	"path/filepath"
 	"sort"
+	"time"
 
+	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -71,7 +73,7 @@ func Config(o ConfigOptions) ([]byte, error) {
 	case Claude:
 		return claudeConfig(servers)
 	case Codex:
-		return codexConfig(servers), nil
+		return codexConfig(servers, approvalWait(o.Workspace)), nil
 	case Cursor:
 		return cursorConfig(servers)
 	case Gemini:
@@ -144,6 +146,15 @@ func distinctNames(o ConfigOptions, entries []Entry) error {
 		}
 	}
 	return nil
+}
+
+// approvalWait is how long toolgate holds a call before answering
+// "approval pending": a harness must wait at least that long for a tool.
+func approvalWait(ws *workspace.Workspace) time.Duration {
+	if ws == nil {
+		return approvals.DefaultWait
+	}
+	return ws.Gateway.Approvals.Wait.OrDefault(approvals.DefaultWait)
 }
 
 // credentialVars are the environment variables the workspace's credentials

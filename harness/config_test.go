@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/workspace"
@@ -139,6 +140,36 @@ func TestLoopbackListen(t *testing.T) {
 		"127.0.0.1:7330": "127.0.0.1:7330", "gw.internal:7000": "gw.internal:7000", ":7001": "127.0.0.1:7001"} {
 		if got := loopbackListen(in); got != want {
 			t.Errorf("loopbackListen(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A Codex tool timeout shorter than toolgate's approval wait would turn
+// "approval pending" into a harness timeout: a long wait raises it.
+func TestCodexToolTimeoutCoversTheApprovalWait(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		wait time.Duration
+		want string // "" for no tool_timeout_sec
+	}{
+		{0, ""},
+		{30 * time.Second, ""},
+		{45 * time.Second, "tool_timeout_sec = 75\n"},
+		{2*time.Minute + 500*time.Millisecond, "tool_timeout_sec = 151\n"},
+	} {
+		ws, p := load(t, "testdata/toolgate.yaml")
+		ws.Gateway.Approvals.Wait = workspace.Duration(tc.wait)
+		got, err := Config(ConfigOptions{Harness: Codex, Mode: ModeStdio, Agent: "reader", Workspace: ws, Policy: p,
+			WorkspacePath: "/w/toolgate.yaml", Command: "toolgate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(string(got), "tool_timeout_sec")
+		switch {
+		case tc.want == "" && n != 0:
+			t.Errorf("wait %s: unexpected tool_timeout_sec:\n%s", tc.wait, got)
+		case tc.want != "" && strings.Count(string(got), tc.want) != 2:
+			t.Errorf("wait %s: want %q on both servers:\n%s", tc.wait, tc.want, got)
 		}
 	}
 }
