@@ -100,7 +100,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		ws:       ws,
 		runner:   runner,
 		audit:    log,
-		log:      opts.Logger,
+		log:      newRedactingLogger(opts.Logger, runner.Redact),
 		surfaces: map[string]*surface{},
 	}
 	g.jobs = packs.NewJobs(runner, packs.JobsOptions{OnEnd: g.jobEnded})
