@@ -73,6 +73,7 @@ func (c *compiler) pack(pk *workspace.CommandPack) {
 		}
 		m := newMember(cmd.ID, cmd.Description, cmd.Effects,
 			tiers.Resolve(pk.Permission, pk.PermissionOverrides, cmd.ID), cmd.Scopes, baseDir(c.p.wsDir, cwd))
+		m.structured = cmd.Output.Parse == "json"
 		raw, err := marshalInputs(cmd.Inputs)
 		if err == nil {
 			m.schema, err = compileSchema("toolgate:///"+pk.ID+"/"+cmd.ID+".json", raw)
