@@ -186,6 +186,7 @@ func (g *Gateway) Close() error {
 		v.(*mcpserve.Endpoint).Close()
 		return true
 	})
+	g.proxy.close()
 	g.approvals.Close()
 	g.closeJobs()
 	return g.audit.Close()
