@@ -41,6 +41,8 @@ type decoder struct {
 	// path is where the value being decoded sits, rendered only when an
 	// error names it.
 	path []pathElem
+	// parseDoc parses bundled packs the way the workspace was parsed.
+	parseDoc docParser
 }
 
 // newDecoder returns a decoder for the document rooted at root, with an

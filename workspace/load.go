@@ -43,11 +43,19 @@ func Load(path string) (*Workspace, error) {
 
 // Parse is Load on bytes already read; name is used in error positions.
 func Parse(name string, data []byte) (*Workspace, error) {
+	return parse(name, data, parseDocument)
+}
+
+// docParser parses one YAML document into its root node (parseDocument, or
+// preciseDocument to compare the two paths in tests).
+type docParser func(name string, data []byte) (*yaml.Node, ErrorList)
+
+func parse(name string, data []byte, parseDoc docParser) (*Workspace, error) {
 	first := Pos{File: name, Line: 1, Col: 1}
 	if len(data) > MaxFileBytes {
 		return nil, ErrorList{Errorf(first, "the workspace file is larger than %d MiB; a workspace declares surfaces and agents, not data — check the path", MaxFileBytes>>20)}
 	}
-	root, errs := parseDocument(name, data)
+	root, errs := parseDoc(name, data)
 	if errs != nil {
 		return nil, errs.Err()
 	}
@@ -55,6 +63,7 @@ func Parse(name string, data []byte) (*Workspace, error) {
 		return nil, ErrorList{Errorf(first, "the workspace file is empty; start it with version: 1")}
 	}
 	d := newDecoder(name, root)
+	d.parseDoc = parseDoc
 	if root.Kind != yaml.MappingNode {
 		d.errorf(root, "a workspace file is a mapping of keys to values (version:, gateway:, command_packs:, ...), not a %s", kindName(root))
 		return nil, d.errs.Err()
@@ -100,8 +109,18 @@ var (
 )
 
 // parseDocument parses exactly one YAML document into its root node; nil
-// with no errors means the file holds no document at all.
+// with no errors means the file holds no document at all. Files within the
+// subset fastParse reads take the fast path; every other file, and every
+// file with a syntax error, is parsed by yaml.v3.
 func parseDocument(name string, data []byte) (*yaml.Node, ErrorList) {
+	if root, ok := fastParse(data); ok {
+		return root, nil
+	}
+	return preciseDocument(name, data)
+}
+
+// preciseDocument is parseDocument by yaml.v3 alone.
+func preciseDocument(name string, data []byte) (*yaml.Node, ErrorList) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -169,13 +188,14 @@ func (d *decoder) expandBundled(p *CommandPack) {
 		d.errs = append(d.errs, Errorf(p.Pos, "pack using %q cannot declare commands or requires; they come from the bundle (declare a pack of your own instead)", p.Use))
 		return
 	}
-	root, errs := parseDocument(name, data)
+	root, errs := d.parseDoc(name, data)
 	if root == nil && errs == nil {
 		errs = ErrorList{Errorf(Pos{File: name, Line: 1, Col: 1}, "bundled pack is empty")}
 	}
 	var base CommandPack
 	if errs == nil {
 		bd := newDecoder(name, root)
+		bd.parseDoc = d.parseDoc
 		bd.push("bundled pack")
 		bd.decodeStruct(root, reflect.ValueOf(&base).Elem())
 		errs = bd.errs
