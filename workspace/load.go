@@ -28,6 +28,15 @@ const MaxFileBytes = 8 << 20
 // when not nil, is an ErrorList holding every problem found, each with
 // FILE:LINE:COL. Checks that need the engines (requires, grants) are run by
 // their packages on the returned value.
+//
+// With errors, Load still returns what it could decode when the file is
+// YAML that reads as a workspace at all, with the declarations holding
+// errors marked (Damaged, Unread): that value exists so that `toolgate
+// check` can run the later checks on it and list every problem at once.
+// It is never to be served — a caller that gets an error stops there, as
+// the gateway does (fail-closed). The workspace is nil when nothing could
+// be decoded (unreadable or oversized file, YAML syntax error, not a
+// mapping, alias expansion or error count over its bound).
 func Load(path string) (*Workspace, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -70,6 +79,7 @@ func parse(name string, data []byte, parseDoc docParser) (*Workspace, error) {
 	}
 	sum := sha256.Sum256(data)
 	ws := &Workspace{Path: name, Revision: hex.EncodeToString(sum[:])}
+	d.unread = &ws.Unread
 	d.push("workspace")
 	d.decodeStruct(root, reflect.ValueOf(ws).Elem())
 	if d.exhausted {
@@ -83,7 +93,10 @@ func parse(name string, data []byte, parseDoc docParser) (*Workspace, error) {
 	v := &validator{ws: ws, errs: &d.errs}
 	v.run(root)
 	if err := capErrors(d.errs); err != nil {
-		return nil, err
+		if len(d.errs) >= maxErrors {
+			return nil, err // too broken for the later checks to add anything useful
+		}
+		return ws, err
 	}
 	return ws, nil
 }
@@ -174,18 +187,27 @@ var packOverrides = map[string]bool{
 // expandBundled fills a `use:` pack from the bundled declaration, keeping
 // what the workspace overrides.
 func (d *decoder) expandBundled(p *CommandPack) {
+	// fail records a problem with the use: itself: the pack's commands
+	// are unknown, and without an id of its own so is its name.
+	fail := func(errs ...*Error) {
+		d.errs = append(d.errs, errs...)
+		p.Damaged, p.UnreadCommands = true, true
+		if p.ID == "" && d.unread != nil {
+			d.unread.Surfaces = true
+		}
+	}
 	id, ok := strings.CutPrefix(p.Use, "bundled/")
 	if !ok || id == "" {
-		d.errs = append(d.errs, Errorf(p.Pos, "use: %q must name a bundled pack as bundled/<id>; bundled packs are: %s", p.Use, strings.Join(bundled.IDs(), ", ")))
+		fail(Errorf(p.Pos, "use: %q must name a bundled pack as bundled/<id>; bundled packs are: %s", p.Use, strings.Join(bundled.IDs(), ", ")))
 		return
 	}
 	name, data, err := bundled.Source(id)
 	if err != nil {
-		d.errs = append(d.errs, Errorf(p.Pos, "use: %v", err))
+		fail(Errorf(p.Pos, "use: %v", err))
 		return
 	}
 	if len(p.Commands) > 0 || len(p.Requires) > 0 {
-		d.errs = append(d.errs, Errorf(p.Pos, "pack using %q cannot declare commands or requires; they come from the bundle (declare a pack of your own instead)", p.Use))
+		fail(Errorf(p.Pos, "pack using %q cannot declare commands or requires; they come from the bundle (declare a pack of your own instead)", p.Use))
 		return
 	}
 	root, errs := d.parseDoc(name, data)
@@ -201,7 +223,7 @@ func (d *decoder) expandBundled(p *CommandPack) {
 		errs = bd.errs
 	}
 	if len(errs) > 0 {
-		d.errs = append(d.errs, errs...)
+		fail(errs...)
 		return
 	}
 	over := reflect.ValueOf(p).Elem()
@@ -211,7 +233,7 @@ func (d *decoder) expandBundled(p *CommandPack) {
 			merged.FieldByName(name).Set(f)
 		}
 	}
-	base.Pos, base.KeyPos, base.Bundled = p.Pos, p.KeyPos, true
+	base.Pos, base.KeyPos, base.Bundled, base.Damaged = p.Pos, p.KeyPos, true, p.Damaged
 	if base.ID == "" {
 		base.ID = id
 	}

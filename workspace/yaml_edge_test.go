@@ -258,7 +258,8 @@ func withoutPositions(t *testing.T, ws *Workspace) string {
 
 // TestAliasExpansionBounded feeds "billion laughs" documents, which expand
 // to about 10^9 values through aliases (and a file that is one huge line),
-// and checks the load stops quickly with little memory. It is not parallel so the memory figure is its own.
+// and checks the load stops quickly with little memory. It is not
+// parallel so the memory figure is its own.
 func TestAliasExpansionBounded(t *testing.T) {
 	var untyped strings.Builder
 	untyped.WriteString(pack("        argv: [x]\n        inputs:\n"))
