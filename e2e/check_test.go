@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckExample(t *testing.T) {
@@ -161,6 +165,40 @@ gateway:
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("line %d = %q, want it to start with %q", i+1, lines[i], w)
 		}
+	}
+}
+
+// TestServeRefusesLoadErrors: the workspace a load with errors returns is
+// for check alone; serve still refuses to start (fail-closed), and says
+// why. A gateway that started would be killed at the deadline, failing
+// the test, rather than hanging it.
+func TestServeRefusesLoadErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, dir, "toolgate.yaml", `version: 1
+command_packs:
+  - id: files
+    permission: careful
+    commands:
+      - {id: cat, argv: [cat, x], effects: read}
+agents:
+  - id: reader
+    grants: [pack:files]
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "serve", "-w", "toolgate.yaml", "--listen", "127.0.0.1:0", "--audit", filepath.Join(dir, "audit.jsonl"))
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || ctx.Err() != nil {
+		t.Fatalf("serve = %v (context %v), want exit 1\n%s", err, ctx.Err(), out)
+	}
+	if !strings.Contains(string(out), `toolgate.yaml:4:17: unknown permission tier "careful"`) {
+		t.Errorf("serve output lacks the load error:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "audit.jsonl")); err == nil {
+		t.Errorf("serve opened its audit log for a workspace it refused")
 	}
 }
 
