@@ -126,10 +126,12 @@ var fastCases = []struct {
 	{"a: b\n---\nc: d\n", false},                                        // two documents
 	{"a: [b,\n---\n]\n", false},                                         // a marker inside a flow
 	{"a: [b, # one\n  c,\n# two\n  d]\nx: {k: v,\n  l:\n   w}\n", true}, // flows over lines, with comments
+	{"a: {k:\nv}\nb: [\nc]\nd: {\"k\":\n v}\ne: [f\n]\n", true},         // flows broken at odd places, even at column 0
 	{"a: [b\n  c]\n", false},                                            // a plain scalar over two lines, in a flow
 	{"a: b\n  c\n", false},                                              // a plain scalar over two lines
 	{"a: |\n  text\n   more\n\n  last\n\n\nb: >-\n  one\n  two\n\n  three\n    indented\n  four\nc: |+\n  keep\n\nd: >\n\n  lead\ne: |-\n", true},
-	{"a: | # c\n  x\n- b\n", false},      // a block scalar, then a list entry at a mapping's indentation
+	{"a: | # c\n  x\n- b\n", false}, // a block scalar, then a list entry at a mapping's indentation
+	{"a: |\n\n\n  x\n\n", true}, {"a: >+\n  x\n\n\n", true}, {"a: |\n  x\n   \n  y\n", true}, {"a: |\n  # text\n# comment\nb: 1\n", true},
 	{"a: |2\n   x\n", false},             // an indentation indicator
 	{"- |\n  x\n- >\n   y\n- z\n", true}, // block scalars in a list; a less indented line ends one
 	{"a:\n  b: |\n    x\n  c: d\n", true},
