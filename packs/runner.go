@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/workspace"
@@ -26,6 +27,10 @@ const (
 	// DefaultKillGrace is how long a process group has between SIGTERM and
 	// SIGKILL.
 	DefaultKillGrace = 2 * time.Second
+	// DefaultMaxMemory bounds each process of a command whose pack
+	// declares no max_memory, as address space (RLIMIT_AS). Placeholder
+	// until measured (docs/limits.md).
+	DefaultMaxMemory int64 = 2 << 30
 	// StderrTailBytes is how much of the end of stderr a Result keeps: the
 	// end of stderr is where a failing program says why.
 	StderrTailBytes = 8 << 10
@@ -55,6 +60,15 @@ type Runner struct {
 	DefaultMaxOutput int64
 	// KillGrace is the wait between SIGTERM and SIGKILL of a process group.
 	KillGrace time.Duration
+	// DefaultMaxMemory applies when a pack declares no max_memory.
+	DefaultMaxMemory int64
+	// Supervisor is the binary started as each command's supervisor (its
+	// main must call MaybeSupervise first): it bounds the command's memory
+	// before the program runs and stops the whole process tree, setsid
+	// children included. "" runs commands directly, bounded by their
+	// process group (and max_memory applied just after start). NewRunner
+	// sets it to the running binary, except in test binaries.
+	Supervisor string
 	// BaseDir is where commands without a cwd run, and what a relative cwd
 	// is resolved against: the workspace file's directory, so commands and
 	// path_within constraints agree on what a relative path means.
@@ -72,7 +86,12 @@ func NewRunner(credentials map[string]string, getenv func(string) string) *Runne
 		Getenv:           getenv,
 		DefaultTimeout:   DefaultTimeout,
 		DefaultMaxOutput: DefaultMaxOutput,
+		DefaultMaxMemory: DefaultMaxMemory,
 		KillGrace:        DefaultKillGrace,
+	}
+	if !testing.Testing() {
+		// A test binary would run its tests again instead of supervising.
+		r.Supervisor = supervisorDefault
 	}
 	r.replacer()
 	return r
@@ -123,14 +142,22 @@ type Invocation struct {
 	Env []string
 	// Dir is the working directory; "" inherits the gateway's.
 	Dir string
-	// Timeout and MaxOutput bound the run (resolved; never zero from
-	// Prepare).
+	// Timeout, MaxOutput and MaxMemory bound the run (resolved; never
+	// zero from Prepare). MaxMemory is bytes of address space per process.
 	Timeout   time.Duration
 	MaxOutput int64
+	MaxMemory int64
 	// Parse is "json" when stdout should be returned as structured data.
 	Parse string
 	// WriteTo is the file stdout atomically replaces on success; "" for none.
 	WriteTo string
+	// WriteRoot is the resolved root WriteTo is bound beneath (its
+	// template names a path_within parameter); "" for none.
+	WriteRoot string
+	// Bound are the path_within arguments: Run opens each beneath its root
+	// just before the command starts and passes it as descriptor FD
+	// (Bound[i].FD is 3+i); argv already names them /dev/fd/FD.
+	Bound []BoundPath
 }
 
 // Prepare resolves a call to cmd of pack with args into an Invocation:
@@ -138,8 +165,24 @@ type Invocation struct {
 // credentials filled in, the working directory, and the timeout and output
 // bounds (the command's override, else the pack's, else the built-in).
 func (r *Runner) Prepare(pack *workspace.CommandPack, cmd *workspace.Command, args map[string]any) (*Invocation, error) {
+	return r.PrepareBound(pack, cmd, args, nil)
+}
+
+// PrepareBound is Prepare for a call whose matched grant binds parameters
+// with path_within: roots maps each such parameter to its resolved root
+// (grantcheck's Policy.PathRoots). Each bound argument (or each item of a
+// bound list) must lead beneath its root now, and the command will get it
+// as an open descriptor, /dev/fd/N, opened by Run beneath the root: the
+// name the grant checked is the file the command reads (DESIGN §6). A
+// write_to naming a bound parameter is created beneath the same root.
+func (r *Runner) PrepareBound(pack *workspace.CommandPack, cmd *workspace.Command, args map[string]any, roots map[string]string) (*Invocation, error) {
 	name := pack.ID + ":" + cmd.ID
-	argv, err := BuildArgv(cmd, args)
+	dir := r.dir(pack, cmd)
+	bound, argvArgs, err := bindPaths(args, roots, dir)
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", name, err)
+	}
+	argv, err := BuildArgv(cmd, argvArgs)
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
 	}
@@ -153,19 +196,12 @@ func (r *Runner) Prepare(pack *workspace.CommandPack, cmd *workspace.Command, ar
 	inv := &Invocation{
 		Pack: pack.ID, Command: cmd.ID,
 		Argv: argv, Env: env,
-		Dir:       cmd.Cwd,
+		Dir:       dir,
 		Timeout:   r.timeout(pack, cmd),
 		MaxOutput: r.maxOutput(pack),
+		MaxMemory: r.maxMemory(pack, cmd),
 		Parse:     cmd.Output.Parse,
-	}
-	if inv.Dir == "" {
-		inv.Dir = pack.Cwd
-	}
-	switch {
-	case inv.Dir == "":
-		inv.Dir = r.BaseDir
-	case !filepath.IsAbs(inv.Dir) && r.BaseDir != "":
-		inv.Dir = filepath.Join(r.BaseDir, inv.Dir)
+		Bound:     bound,
 	}
 	if cmd.Output.WriteTo != "" {
 		target, err := fillPath(cmd.Output.WriteTo, args)
@@ -175,12 +211,40 @@ func (r *Runner) Prepare(pack *workspace.CommandPack, cmd *workspace.Command, ar
 		if target == "" {
 			return nil, fmt.Errorf("command %s: output.write_to names an empty path; pass a file name", name)
 		}
-		if !filepath.IsAbs(target) && inv.Dir != "" {
+		root, err := writeRoot(cmd.Output.WriteTo, roots)
+		if err != nil {
+			return nil, fmt.Errorf("command %s: output.write_to: %w", name, err)
+		}
+		switch {
+		case root != "":
+			// Not cleaned: ".." applies to what the name resolves to, as
+			// in the grant checker.
+			target = absUncleaned(dir, target)
+			if _, err := relBeneath(root, target); err != nil {
+				return nil, fmt.Errorf("command %s: output.write_to %q %w", name, target, err)
+			}
+		case !filepath.IsAbs(target) && inv.Dir != "":
 			target = filepath.Join(inv.Dir, target)
 		}
-		inv.WriteTo = target
+		inv.WriteTo, inv.WriteRoot = target, root
 	}
 	return inv, nil
+}
+
+// dir is where cmd runs: its cwd, else the pack's, else BaseDir; relative
+// to BaseDir.
+func (r *Runner) dir(pack *workspace.CommandPack, cmd *workspace.Command) string {
+	d := cmd.Cwd
+	if d == "" {
+		d = pack.Cwd
+	}
+	switch {
+	case d == "":
+		return r.BaseDir
+	case !filepath.IsAbs(d) && r.BaseDir != "":
+		return filepath.Join(r.BaseDir, d)
+	}
+	return d
 }
 
 func (r *Runner) timeout(pack *workspace.CommandPack, cmd *workspace.Command) time.Duration {
@@ -204,6 +268,19 @@ func (r *Runner) maxOutput(pack *workspace.CommandPack) int64 {
 		return r.DefaultMaxOutput
 	}
 	return DefaultMaxOutput
+}
+
+func (r *Runner) maxMemory(pack *workspace.CommandPack, cmd *workspace.Command) int64 {
+	if m, ok := pack.MaxMemoryOverrides[cmd.ID]; ok && m > 0 {
+		return int64(m)
+	}
+	if pack.MaxMemory > 0 {
+		return int64(pack.MaxMemory)
+	}
+	if r.DefaultMaxMemory > 0 {
+		return r.DefaultMaxMemory
+	}
+	return DefaultMaxMemory
 }
 
 func (r *Runner) killGrace() time.Duration {
