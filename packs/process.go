@@ -106,6 +106,9 @@ type started struct {
 	ctl, report *os.File
 	ctlOnce     sync.Once
 	rep         *superviseReport
+	// cleanup removes what the run needed only while it ran (the empty
+	// directory of a confined command).
+	cleanup func()
 }
 
 // exitInfo is how a run ended, whichever way it was run.
@@ -165,6 +168,9 @@ func (p *started) closeCtl() {
 
 // exit reports how the finished run ended; call it after stop.
 func (p *started) exit() exitInfo {
+	if p.cleanup != nil {
+		p.cleanup()
+	}
 	state := p.cmd.ProcessState
 	ex := exitInfo{code: state.ExitCode()}
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -174,8 +176,13 @@ func (r *Runner) parseOutput(inv *Invocation, res *Result) {
 // goroutines), so that waiting for the leader does not also wait for
 // whatever else holds the pipes open.
 func (r *Runner) start(path string, inv *Invocation) (*started, error) {
+	env, dir, cleanup, err := sandbox(inv)
+	if err != nil {
+		return nil, err
+	}
 	files, err := openBoundFiles(inv)
 	if err != nil {
+		cleanup()
 		return nil, err
 	}
 	defer closeAll(files)
@@ -188,6 +195,7 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 	}
 	fail := func(err error) (*started, error) {
 		closeAll(ends)
+		cleanup()
 		return nil, err
 	}
 	outR, outW, err := pipe()
@@ -201,14 +209,14 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        inv.Argv,
-		Env:         inv.Env,
-		Dir:         inv.Dir,
+		Env:         env,
+		Dir:         dir,
 		Stdout:      outW,
 		Stderr:      errW,
 		ExtraFiles:  files,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
-	p := &started{cmd: cmd, stdout: outR, stderr: errR}
+	p := &started{cmd: cmd, stdout: outR, stderr: errR, cleanup: cleanup}
 	if r.Supervisor != "" {
 		ctlR, ctlW, err := pipe()
 		if err != nil {
@@ -220,7 +228,7 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 		}
 		cmd.Path = r.Supervisor
 		if supervisorEnv != "" {
-			cmd.Env = append(append([]string{}, inv.Env...), supervisorEnv)
+			cmd.Env = append(append([]string{}, env...), supervisorEnv)
 		}
 		cmd.Args = superviseArgs{files: len(files), as: inv.MaxMemory, grace: r.killGrace(), program: path, argv: inv.Argv}.encode()
 		cmd.ExtraFiles = append(append([]*os.File{}, files...), ctlR, repW)
@@ -241,6 +249,7 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 		if p.ctl != nil {
 			closeAll([]*os.File{p.ctl, p.report})
 		}
+		cleanup()
 		return nil, err
 	}
 	if r.Supervisor == "" && inv.MaxMemory > 0 {
@@ -250,6 +259,41 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 	}
 	p.wait()
 	return p, nil
+}
+
+// sandbox is the environment and directory inv runs with: as declared, or
+// for a confined command (program text) HOME replaced by a fresh empty,
+// read-only directory, which is also the working directory when EmptyDir.
+// cleanup removes the directory.
+func sandbox(inv *Invocation) (env []string, dir string, cleanup func(), err error) {
+	if !inv.Confined {
+		return inv.Env, inv.Dir, func() {}, nil
+	}
+	base := envValue(inv.Env, "TMPDIR")
+	if base == "" || !filepath.IsAbs(base) {
+		base = os.TempDir()
+	}
+	empty, err := os.MkdirTemp(base, "toolgate-empty-")
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("creating the empty directory a program runs in: %w", err)
+	}
+	if err := os.Chmod(empty, 0o500); err != nil {
+		os.Remove(empty)
+		return nil, "", nil, err
+	}
+	env = make([]string, 0, len(inv.Env)+1)
+	for _, kv := range inv.Env {
+		if !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+empty)
+	sort.Strings(env)
+	dir = inv.Dir
+	if inv.EmptyDir {
+		dir = empty
+	}
+	return env, dir, func() { os.Remove(empty) }, nil
 }
 
 // awaitReaders waits for the output readers to reach end of file. A

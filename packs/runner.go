@@ -158,6 +158,10 @@ type Invocation struct {
 	// just before the command starts and passes it as descriptor FD
 	// (Bound[i].FD is 3+i); argv already names them /dev/fd/FD.
 	Bound []BoundPath
+	// Confined is set for a command taking program text (program:): it
+	// runs with HOME set to a fresh empty directory, and, when EmptyDir,
+	// in that directory too (no argument needs the declared one).
+	Confined, EmptyDir bool
 }
 
 // Prepare resolves a call to cmd of pack with args into an Invocation:
@@ -182,6 +186,15 @@ func (r *Runner) PrepareBound(pack *workspace.CommandPack, cmd *workspace.Comman
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
 	}
+	conf, err := confinedProgram(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", name, err)
+	}
+	if conf != nil {
+		if err := checkPrograms(conf, cmd, args); err != nil {
+			return nil, fmt.Errorf("command %s: %w", name, err)
+		}
+	}
 	argv, err := BuildArgv(cmd, argvArgs)
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
@@ -202,6 +215,8 @@ func (r *Runner) PrepareBound(pack *workspace.CommandPack, cmd *workspace.Comman
 		MaxMemory: r.maxMemory(pack, cmd),
 		Parse:     cmd.Output.Parse,
 		Bound:     bound,
+		Confined:  conf != nil,
+		EmptyDir:  conf != nil && !needsDeclaredDir(cmd, argvArgs),
 	}
 	if cmd.Output.WriteTo != "" {
 		target, err := fillPath(cmd.Output.WriteTo, args)
