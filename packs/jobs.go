@@ -366,15 +366,10 @@ func (m *Jobs) Logs(owner, id string, stream Stream, offset int64, limit int) (L
 	}, nil
 }
 
-// secrets are the credential values redaction replaces.
+// secrets are the credential forms (as printed) that log pages are kept
+// from cutting through.
 func (m *Jobs) secrets() []string {
-	var out []string
-	for _, v := range m.runner.Credentials {
-		if len(v) >= minRedactLen {
-			out = append(out, v)
-		}
-	}
-	return out
+	return m.runner.redactor().exact
 }
 
 // Cancel stops owner's job id: its process group gets SIGTERM, then

@@ -87,22 +87,23 @@ func parseJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// redactValue applies redact to every string (and key) in a decoded JSON
-// value: escapes in the JSON text could hide a credential from a textual
-// replace.
-func redactValue(v any, redact func(string) string) any {
+// redactValue redacts every string (and key) in a decoded JSON value, and
+// credentials written as lists of code points: escapes in the JSON text
+// could hide a credential from a textual match.
+func redactValue(v any, rd *redactor) any {
 	switch x := v.(type) {
 	case string:
-		return redact(x)
+		return rd.redact(x)
 	case []any:
+		x = rd.redactNumbers(x)
 		for i := range x {
-			x[i] = redactValue(x[i], redact)
+			x[i] = redactValue(x[i], rd)
 		}
 		return x
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			out[redact(k)] = redactValue(val, redact)
+			out[rd.redact(k)] = redactValue(val, rd)
 		}
 		return out
 	}

@@ -102,7 +102,7 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 		}
 	} else {
 		res.Stdout = []byte(r.redactCut(stdout.String(), false, res.Truncated))
-		r.parseOutput(inv, res)
+		r.parseOutput(inv, res, stdout.Bytes())
 	}
 	res.Err = r.Redact(joinReasons(reasons...))
 	return res, nil
@@ -151,8 +151,9 @@ func mentionsMemory(stderr string) bool {
 }
 
 // parseOutput fills Structured (or ParseNote) for parse: json commands that
-// succeeded.
-func (r *Runner) parseOutput(inv *Invocation, res *Result) {
+// succeeded, from raw (the output before redaction: escapes in the JSON text
+// can hide part of a credential, so values are redacted once decoded).
+func (r *Runner) parseOutput(inv *Invocation, res *Result, raw []byte) {
 	if inv.Parse != "json" || res.ExitCode != 0 {
 		return
 	}
@@ -160,12 +161,12 @@ func (r *Runner) parseOutput(inv *Invocation, res *Result) {
 		res.ParseNote = "output was cut at max_output, so it was not parsed as JSON; returned as text"
 		return
 	}
-	v, err := parseJSON(res.Stdout)
+	v, err := parseJSON(raw)
 	if err != nil {
 		res.ParseNote = r.Redact("output was not valid JSON; returned as text: " + err.Error())
 		return
 	}
-	res.Structured = redactValue(v, r.Redact)
+	res.Structured = redactValue(v, r.redactor())
 }
 
 // start launches inv in a new process group with stdin from /dev/null,

@@ -74,8 +74,8 @@ type Runner struct {
 	// path_within constraints agree on what a relative path means.
 	BaseDir string
 
-	once     sync.Once
-	redactor *strings.Replacer
+	once sync.Once
+	rd   *redactor
 }
 
 // NewRunner returns a Runner with the built-in defaults and its redactor
@@ -93,40 +93,21 @@ func NewRunner(credentials map[string]string, getenv func(string) string) *Runne
 		// A test binary would run its tests again instead of supervising.
 		r.Supervisor = supervisorDefault
 	}
-	r.replacer()
+	r.redactor()
 	return r
 }
 
-// Redact replaces every credential value in s by [REDACTED:<name>]. The
-// audit writer uses it on anything derived from a call.
+// Redact replaces every credential value in s by [REDACTED:<name>]: as
+// written, and in the encodings a program could print it in (redactor.go).
+// The audit writer uses it on anything derived from a call.
 func (r *Runner) Redact(s string) string {
-	return r.replacer().Replace(s)
+	return r.redactor().redact(s)
 }
 
-// replacer builds, once, a single-pass replacer over all credential values,
-// longest first so a value containing another is replaced whole.
-func (r *Runner) replacer() *strings.Replacer {
-	r.once.Do(func() {
-		names := make([]string, 0, len(r.Credentials))
-		for name, v := range r.Credentials {
-			if len(v) >= minRedactLen {
-				names = append(names, name)
-			}
-		}
-		sort.Slice(names, func(i, j int) bool {
-			a, b := r.Credentials[names[i]], r.Credentials[names[j]]
-			if len(a) != len(b) {
-				return len(a) > len(b)
-			}
-			return names[i] < names[j]
-		})
-		pairs := make([]string, 0, 2*len(names))
-		for _, n := range names {
-			pairs = append(pairs, r.Credentials[n], "[REDACTED:"+n+"]")
-		}
-		r.redactor = strings.NewReplacer(pairs...)
-	})
-	return r.redactor
+// redactor builds, once, the matcher of every credential form.
+func (r *Runner) redactor() *redactor {
+	r.once.Do(func() { r.rd = newRedactor(r.Credentials) })
+	return r.rd
 }
 
 // Invocation is a fully resolved command, ready to run: everything Run
