@@ -61,6 +61,14 @@ type Event struct {
 	// Error describes an execution failure (timeout, spawn error, downstream
 	// error); empty when execution succeeded or did not happen.
 	Error string `json:"error,omitempty"`
+	// Of is the seq of the decision event an outcome event belongs to
+	// (write-ahead: the decision is recorded before anything runs, its
+	// outcome after, DESIGN.md §7); absent on decision events.
+	Of *int64 `json:"of,omitempty"`
+	// Revision is the workspace revision that decided.
+	Revision string `json:"revision,omitempty"`
+	// TraceID is the trace id of the request, when it carried trace context.
+	TraceID string `json:"trace_id,omitempty"`
 	// Approval describes the approval the call used; JSON null when none. It is
 	// raw JSON so the audit format does not depend on the approvals package.
 	Approval json.RawMessage `json:"approval"`

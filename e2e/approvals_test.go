@@ -254,7 +254,7 @@ func TestStrictCallWaitsForTheCLI(t *testing.T) {
 	for _, ev := range auditEvents(t, filepath.Join(dir, "audit.jsonl")) {
 		id, by := approvalOf(ev)
 		switch {
-		case ev.Decision == "allow" && ev.Exit != nil:
+		case ev.Decision == "completed" && ev.Exit != nil:
 			ran++
 			if id != p.ID || by != "operator" {
 				t.Errorf("executed call's approval = %s by %s, want %s by operator", id, by, p.ID)
@@ -380,8 +380,8 @@ func TestApprovalRules(t *testing.T) {
 	for _, ev := range auditEvents(t, filepath.Join(dir, "audit.jsonl")) {
 		if _, by := approvalOf(ev); ev.Exit != nil {
 			ruled++
-			if by != "rule:1" || ev.Decision != "allow" {
-				t.Errorf("executed event: decision %s approval by %q, want allow by rule:1", ev.Decision, by)
+			if by != "rule:1" || ev.Decision != "completed" || ev.Of == nil {
+				t.Errorf("executed event: decision %s approval by %q, want the outcome (completed) of a call approved by rule:1", ev.Decision, by)
 			}
 		}
 	}

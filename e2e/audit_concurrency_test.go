@@ -65,7 +65,8 @@ func TestAuditFourInstancesOneChain(t *testing.T) {
 
 	path := filepath.Join(dir, "shared-audit.jsonl")
 	r := toolgate(t, dir, nil, "audit", "verify", path)
-	if want := fmt.Sprintf("ok: %d events, chain intact", perAgent*len(agents)); r.code != 0 || !strings.HasPrefix(r.stdout, want) {
+	// Write-ahead: every call is a decision event and an outcome event.
+	if want := fmt.Sprintf("ok: %d events, chain intact", 2*perAgent*len(agents)); r.code != 0 || !strings.HasPrefix(r.stdout, want) {
 		t.Fatalf("audit verify: exit %d\n%s%s\nwant %q", r.code, r.stdout, r.stderr, want)
 	}
 	per := map[string]int{}
@@ -80,8 +81,8 @@ func TestAuditFourInstancesOneChain(t *testing.T) {
 		}
 	}
 	for _, a := range agents {
-		if per[a] != perAgent {
-			t.Errorf("agent %s: %d events, want %d", a, per[a], perAgent)
+		if per[a] != 2*perAgent {
+			t.Errorf("agent %s: %d events, want %d (a decision and an outcome per call)", a, per[a], 2*perAgent)
 		}
 	}
 	if len(seen) != perAgent*len(agents) {

@@ -84,7 +84,7 @@ agents:
 	}
 	// The two calls of one turn may run concurrently: compare as a set.
 	sort.Strings(got)
-	want := "reader command:call:json-tools:edit-in-place approval|reader command:call:json-tools:query allow"
+	want := "reader command:call:json-tools:edit-in-place approval|reader command:call:json-tools:query allow|reader command:call:json-tools:query completed"
 	if strings.Join(got, "|") != want {
 		t.Errorf("audit = %q, want %q", strings.Join(got, "|"), want)
 	}

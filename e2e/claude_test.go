@@ -262,8 +262,11 @@ agents:
 		got = append(got, ev.Action+" "+ev.Decision)
 	}
 	want := []string{
+		// Write-ahead: each call that runs is a decision, then its outcome.
 		"command:call:json-tools:query allow",
+		"command:call:json-tools:query completed",
 		"command:call:json-tools:query allow",
+		"command:call:json-tools:query failed", // the injection attempt: jq's syntax error
 		"command:call:json-tools:edit-in-place approval",
 		"command:call:notes:remove deny",
 	}

@@ -126,10 +126,10 @@ func TestConsoleApprovesAWaitingCall(t *testing.T) {
 		t.Fatalf("the console did not clear the approved request: %v", err)
 	}
 	// The operator's "approved" event lands just before the call's own
-	// "allow" event; wait for the latter.
-	row := waitFeed(t, ctx, "command:call:vault:stash", "approved by operator", "allow")
-	if !strings.Contains(row, "allow") || !strings.Contains(row, "approved by operator") {
-		t.Errorf("feed row of the executed call = %q, want allow, approved by operator", row)
+	// "allow" decision and its "completed" outcome; wait for the last.
+	row := waitFeed(t, ctx, "command:call:vault:stash", "approved by operator", "completed")
+	if !strings.Contains(row, "completed") || !strings.Contains(row, "approved by operator") {
+		t.Errorf("feed row of the executed call = %q, want completed, approved by operator", row)
 	}
 	if n, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS("b"), chromedp.AtLeast(0))); err != nil || len(n) != 0 {
 		t.Errorf("arguments were rendered as HTML (%d <b> elements, err %v)", len(n), err)

@@ -300,7 +300,7 @@ func TestJobLifecycle(t *testing.T) {
 	}
 
 	events := jobAuditEvents(t, e.dir)
-	if findEvent(events, "command:call:work:long", "allow", "started background job "+id) == nil {
+	if findEvent(events, "command:call:work:long", "completed", "started background job "+id) == nil {
 		t.Errorf("no audited start of %s", id)
 	}
 	if ev := findEvent(events, "command:job-cancel:work:long", "allow", id); ev == nil || ev["agent"] != "alice" {

@@ -187,7 +187,8 @@ func TestPacksOverMCP(t *testing.T) {
 }
 
 // checkAudit verifies the run's audit log with the binary and checks one
-// event per call, each with the payload fields.
+// decision event per call, each with the payload fields, and that every
+// outcome event follows the allow decision it belongs to (write-ahead).
 func checkAudit(t *testing.T, dir string, calls int) {
 	t.Helper()
 	path := filepath.Join(dir, "audit.jsonl")
@@ -199,13 +200,17 @@ func checkAudit(t *testing.T, dir string, calls int) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	n := 0
+	n, decisions := 0, 0
+	allowed := map[int64]bool{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		n++
 		var ev struct {
-			Action  string            `json:"action"`
-			Payload map[string]string `json:"payload"`
+			Seq      int64             `json:"seq"`
+			Of       *int64            `json:"of"`
+			Decision string            `json:"decision"`
+			Action   string            `json:"action"`
+			Payload  map[string]string `json:"payload"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("audit line %d: %v", n, err)
@@ -219,9 +224,23 @@ func checkAudit(t *testing.T, dir string, calls int) {
 		if strings.Contains(sc.Text(), "secret-token") {
 			t.Errorf("audit line %d holds a token", n)
 		}
+		switch {
+		case ev.Of == nil:
+			decisions++
+			if ev.Decision == "allow" {
+				allowed[ev.Seq] = true
+			}
+		case !allowed[*ev.Of]:
+			t.Errorf("audit line %d is the outcome of seq %d, which is no earlier allow decision", n, *ev.Of)
+		default:
+			delete(allowed, *ev.Of)
+		}
 	}
-	if n != calls {
-		t.Errorf("audit holds %d events for %d calls", n, calls)
+	if decisions != calls {
+		t.Errorf("audit holds %d decision events for %d calls", decisions, calls)
+	}
+	if len(allowed) != 0 {
+		t.Errorf("allowed calls without an outcome event: seqs %v", allowed)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/audit"
@@ -13,30 +12,6 @@ import (
 
 // auditHealth remembers how the last audit append went, so the status API
 // can show an audit log that stopped accepting events (and calls with it).
-type auditHealth struct {
-	mu     sync.Mutex
-	err    string
-	errAt  time.Time
-	okAt   time.Time
-	events int64
-}
-
-// appendAudit appends ev to the audit log and records the outcome for the
-// status API. Every audit write of the gateway goes through it.
-func (g *Gateway) appendAudit(ev *audit.Event) error {
-	err := g.audit.Append(ev)
-	h := &g.health
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err != nil {
-		h.err, h.errAt = err.Error(), time.Now().UTC()
-	} else {
-		h.err, h.okAt = "", time.Now().UTC()
-		h.events++
-	}
-	return err
-}
-
 // AuditStatus is the audit log's health as the status API shows it.
 type AuditStatus struct {
 	Path string `json:"path"`
@@ -51,10 +26,8 @@ type AuditStatus struct {
 }
 
 func (g *Gateway) auditStatus() AuditStatus {
-	h := &g.health
-	h.mu.Lock()
-	st := AuditStatus{Path: g.audit.Path(), OK: h.err == "", Error: h.err, ErrorAt: h.errAt, LastOKAt: h.okAt, Appended: h.events}
-	h.mu.Unlock()
+	h := g.pipe.Journal().Health()
+	st := AuditStatus{Path: g.audit.Path(), OK: h.OK, Error: h.Error, ErrorAt: h.ErrorAt, LastOKAt: h.LastOKAt, Appended: h.Appended}
 	f, err := os.OpenFile(st.Path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		st.OK = false
@@ -115,7 +88,7 @@ func (g *Gateway) Status() Status {
 	st.Approvals.Pending = len(g.approvals.Pending())
 	st.Approvals.Wait = g.approvalWait().String()
 	st.Approvals.TTL = g.approvals.TTL().String()
-	st.Approvals.Rules = g.rules.Len()
+	st.Approvals.Rules = g.rev.Load().snap.Rules.Len()
 	st.Approvals.Elicitation = g.ws.Gateway.Approvals.Elicitation
 	st.Agents = g.Policy().Agents()
 	return st

@@ -179,7 +179,7 @@ func TestAuditQuery(t *testing.T) {
 		{Agent: "reader", Action: "command:call:json-tools:query", Decision: "allow"},
 	}
 	for _, ev := range events {
-		if err := g.appendAudit(ev); err != nil {
+		if err := g.pipe.Journal().Append(ev); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -68,7 +68,7 @@ func TestConsoleFeedStreamsFilteredEvents(t *testing.T) {
 		t.Fatalf("first message = %+v, err %v; want the pending approvals", first, err)
 	}
 	for _, d := range []string{"allow", "deny", "allow", "deny"} {
-		if err := g.appendAudit(&audit.Event{Agent: "reader", Action: "command:call:json-tools:query", Decision: d}); err != nil {
+		if err := g.pipe.Journal().Append(&audit.Event{Agent: "reader", Action: "command:call:json-tools:query", Decision: d}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -17,11 +17,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/packs"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -36,28 +36,26 @@ type Options struct {
 	AuditPath string
 }
 
-// Gateway is one loaded workspace, ready to serve. It is immutable after
-// Open except for the lazily built per-(agent, surface) MCP servers.
+// Gateway is one loaded workspace, ready to serve. What it decides with
+// is an immutable Snapshot swapped atomically (a downstream listing or a
+// reload replaces it); per-(agent, surface) endpoints are built lazily.
 type Gateway struct {
 	ws     *workspace.Workspace
-	policy atomic.Pointer[grantcheck.Policy]
+	rev    atomic.Pointer[revision]
+	pipe   *callpipe.Pipeline
 	runner *packs.Runner
 	jobs   *packs.Jobs // background jobs (gateway/jobs.go)
 	audit  *audit.Log
 	log    *slog.Logger
 	tokens *tokenTable
 
-	surfaces    map[string]*surface
-	proxy       *proxy
-	approvals   *approvals.Broker
-	rules       *approvals.Rules
-	admin       *adminAuth
-	sessions    consoleSessions
-	health      auditHealth
-	servers     sync.Map // serverKey → *server.MCPServer
-	httpServers sync.Map // httpKey → *server.StreamableHTTPServer
-	holds       sync.Map // serverKey → bool: agent holds a tool on the pack
-	version     string
+	surfaces  map[string]*surface
+	proxy     *proxy
+	approvals *approvals.Broker
+	admin     *adminAuth
+	sessions  consoleSessions
+	endpoints sync.Map // endpointKey → *mcpserve.Endpoint (pack surfaces)
+	version   string
 }
 
 // surface is a served pack with its commands by id.
@@ -66,7 +64,8 @@ type surface struct {
 	commands map[string]*workspace.Command
 }
 
-type serverKey struct{ agent, surface string }
+// endpointKey names one agent's endpoint on one surface.
+type endpointKey struct{ agent, surface string }
 
 // Open loads the workspace at path, runs every load-time check (the file,
 // requires, grants, credentials) and opens the audit log. Any failure stops
@@ -104,7 +103,6 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		log:      opts.Logger,
 		surfaces: map[string]*surface{},
 	}
-	g.policy.Store(policy)
 	g.jobs = packs.NewJobs(runner, packs.JobsOptions{OnEnd: g.jobEnded})
 	for _, p := range ws.CommandPacks {
 		s := &surface{pack: p, commands: map[string]*workspace.Command{}}
@@ -130,7 +128,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		log.Close()
 		return nil, err
 	}
-	if err := g.initApprovals(policy); err != nil {
+	if err := g.initPipeline(policy); err != nil {
 		log.Close()
 		return nil, err
 	}
@@ -180,13 +178,12 @@ func AuditPath(ws *workspace.Workspace) string {
 func (g *Gateway) Workspace() *workspace.Workspace { return g.ws }
 
 // Policy returns the compiled grants in force.
-func (g *Gateway) Policy() *grantcheck.Policy { return g.policy.Load() }
+func (g *Gateway) Policy() *grantcheck.Policy { return g.rev.Load().snap.Policy }
 
 // Close ends every MCP session and releases the audit log.
 func (g *Gateway) Close() error {
-	g.proxy.close()
-	g.httpServers.Range(func(_, v any) bool {
-		_ = v.(*server.StreamableHTTPServer).Shutdown(context.Background())
+	g.endpoints.Range(func(_, v any) bool {
+		v.(*mcpserve.Endpoint).Close()
 		return true
 	})
 	g.approvals.Close()
@@ -202,20 +199,4 @@ func (g *Gateway) agentExists(id string) bool {
 		}
 	}
 	return false
-}
-
-// mcpServer returns the MCP server that shows surface to agent, building it
-// on first use. ok is false for a surface that is not served.
-func (g *Gateway) mcpServer(agent, surfaceID string) (*server.MCPServer, bool) {
-	key := serverKey{agent, surfaceID}
-	if s, ok := g.servers.Load(key); ok {
-		return s.(*server.MCPServer), true
-	}
-	s, ok := g.surfaces[surfaceID]
-	if !ok {
-		return nil, false
-	}
-	built := g.buildServer(agent, s)
-	actual, _ := g.servers.LoadOrStore(key, built)
-	return actual.(*server.MCPServer), true
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolgate/toolgate/mcpserve"
 )
 
 // DefaultMaxBody caps a request body when the workspace sets no max_body:
@@ -64,27 +64,14 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	surfaceID := r.PathValue("surface")
-	if ps := g.proxy.server(surfaceID); ps != nil {
-		g.serveProxyHTTP(w, r, agent, ps)
-		return
-	}
-	s, holds := g.packFor(agent, surfaceID)
-	if !holds {
+	e, ok := g.endpoint(r.Context(), agent, r.PathValue("surface"))
+	if !ok {
 		// The same answer for a surface that does not exist and one this
 		// agent holds nothing on: existence is not disclosed.
-		http.Error(w, "no such MCP endpoint for this agent: /mcp/"+surfaceID, http.StatusNotFound)
+		http.Error(w, "no such MCP endpoint for this agent: /mcp/"+r.PathValue("surface"), http.StatusNotFound)
 		return
 	}
-	if g.interceptHTTP(w, r, agent, s) {
-		return
-	}
-	hs, ok := g.httpServer(agent, surfaceID)
-	if !ok {
-		http.Error(w, "no such MCP endpoint for this agent: /mcp/"+surfaceID, http.StatusNotFound)
-		return
-	}
-	hs.ServeHTTP(w, r)
+	e.ServeHTTP(w, r)
 }
 
 // identify returns the calling agent, or answers 401 and returns false.
@@ -112,34 +99,36 @@ func (h *httpFront) identify(w http.ResponseWriter, r *http.Request) (string, bo
 	return agent, true
 }
 
-type httpKey struct{ agent, surface string }
-
-// httpServer returns the streamable HTTP server of one (agent, surface).
-// Each has its own stateful session table, so a session id issued to one
-// agent is meaningless under another agent's token.
-func (g *Gateway) httpServer(agent, surfaceID string) (*server.StreamableHTTPServer, bool) {
-	key := httpKey{agent, surfaceID}
-	if s, ok := g.httpServers.Load(key); ok {
-		return s.(*server.StreamableHTTPServer), true
+// endpoint returns agent's streamable HTTP endpoint on a surface, built
+// on first use: each (agent, surface) has its own session table, so a
+// session id issued to one agent means nothing under another's token. ok
+// is false when the surface does not exist or the agent holds nothing
+// there.
+func (g *Gateway) endpoint(ctx context.Context, agent, surfaceID string) (*mcpserve.Endpoint, bool) {
+	var factory mcpserve.Factory
+	switch ps := g.proxy.server(surfaceID); {
+	case ps != nil:
+		if !g.servesAgent(ctx, agent, ps) {
+			return nil, false
+		}
+		factory = g.sessionFactory(agent, ps)
+	default:
+		s, ok := g.surfaces[surfaceID]
+		if !ok || !g.view(agent, surfaceID).holds() {
+			return nil, false
+		}
+		factory = g.packSessions(agent, s)
 	}
-	ms, ok := g.mcpServer(agent, surfaceID)
-	if !ok {
-		return nil, false
+	key := endpointKey{agent, surfaceID}
+	if e, ok := g.endpoints.Load(key); ok {
+		return e.(*mcpserve.Endpoint), true
 	}
-	hs := server.NewStreamableHTTPServer(ms,
-		server.WithEndpointPath("/mcp/"+surfaceID),
-		server.WithStateful(true),
-		server.WithSessionIdleTTL(sessionIdleTTL),
-		server.WithStreamableHTTPLogger(g.log),
-		// Origin and Host are checked by httpFront, against the
-		// workspace's allowed origins.
-		server.WithDisableLocalhostProtection(true),
-	)
-	actual, loaded := g.httpServers.LoadOrStore(key, hs)
+	e := mcpserve.NewEndpoint(factory, sessionIdleTTL, g.log.With("surface", surfaceID, "agent", agent))
+	actual, loaded := g.endpoints.LoadOrStore(key, e)
 	if loaded {
-		_ = hs.Shutdown(context.Background())
+		e.Close()
 	}
-	return actual.(*server.StreamableHTTPServer), true
+	return actual.(*mcpserve.Endpoint), true
 }
 
 // IsLoopbackAddr reports whether a listen address binds loopback only.

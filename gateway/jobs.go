@@ -2,14 +2,16 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/callpipe"
+	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/packs"
 	"github.com/toolgate/toolgate/tiers"
 )
@@ -50,39 +52,28 @@ type jobTag struct {
 	start audit.Event
 }
 
-// startJob starts inv as a background job for agent, audits the start and
-// returns the job id at once.
-func (g *Gateway) startJob(agent string, s *surface, ev *audit.Event, inv *packs.Invocation) *mcp.CallToolResult {
-	ev.Argv = make([]string, len(inv.Argv))
-	for i, a := range inv.Argv {
-		ev.Argv[i] = g.runner.Redact(a)
-	}
-	info, err := g.jobs.Start(agent, inv, jobTag{start: *ev})
+// startJob starts inv as a background job for the caller of decision and
+// returns at once with the job id; the job's end is audited later as an
+// event of its own referring to decision.
+func (g *Gateway) startJob(s *surface, decision audit.Event, inv *packs.Invocation) callpipe.Outcome {
+	info, err := g.jobs.Start(decision.Agent, inv, jobTag{start: decision})
 	if err != nil {
-		ev.Error = g.runner.Redact(err.Error())
-		if aerr := g.appendAudit(ev); aerr != nil {
-			return auditFailure(aerr)
-		}
-		return mcp.NewToolResultError(fmt.Sprintf("%s:%s could not start: %s", s.pack.ID, inv.Command, ev.Error))
+		msg := fmt.Sprintf("%s:%s could not start: %s", s.pack.ID, inv.Command, g.runner.Redact(err.Error()))
+		return callpipe.Outcome{Result: callpipe.ErrorResult(msg), Argv: inv.Argv, Error: err.Error()}
 	}
-	ev.Reason = strings.TrimPrefix(ev.Reason+"; ", "; ") + "started background job " + info.ID
-	if err := g.appendAudit(ev); err != nil {
-		_, _ = g.jobs.Cancel(context.Background(), agent, info.ID)
-		return auditFailure(err)
-	}
-	g.log.Info("background job started", "agent", agent, "action", ev.Action, "job", info.ID)
+	g.log.Info("background job started", "agent", decision.Agent, "action", decision.Action, "job", info.ID)
 	text := fmt.Sprintf("Started background job %s (%s:%s), bounded by %s and %d bytes of output.\n"+
 		"Follow it with %s {\"job_id\": %q}, read its output with %s, stop it with %s.",
 		info.ID, s.pack.ID, inv.Command, info.Timeout, info.MaxOutput, jobStatusTool, info.ID, jobLogsTool, jobCancelTool)
 	out := mcp.NewToolResultText(text)
 	out.StructuredContent = jobView(info)
-	return out
+	return callpipe.Outcome{Result: marshalResult(out), Argv: inv.Argv, Note: "started background job " + info.ID}
 }
 
 // jobEnded audits a job's end; the job manager calls it once per job.
 func (g *Gateway) jobEnded(info packs.JobInfo) {
 	tag, _ := info.Tag.(jobTag)
-	ev := jobEvent(tag.start, info, "command:job-end:", string(info.State))
+	ev := jobEvent(tag.start, info, callpipe.VerbJobEnd, string(info.State))
 	ev.Reason = fmt.Sprintf("background job %s %s", info.ID, info.State)
 	if res := info.Result; res != nil {
 		ev.Argv = res.Argv
@@ -90,23 +81,26 @@ func (g *Gateway) jobEnded(info packs.JobInfo) {
 		ev.Exit, ev.DurationMS, ev.OutputBytes, ev.Truncated = &exit, &dur, &out, &trunc
 		ev.Error = res.Err
 	}
-	if err := g.appendAudit(ev); err != nil {
+	if err := g.pipe.Journal().Append(ev); err != nil {
 		g.log.Error("audit append failed for a background job's end", "agent", info.Owner, "job", info.ID, "err", err)
 	}
 	g.log.Info("background job ended", "agent", info.Owner, "action", ev.Action, "job", info.ID, "state", info.State)
 }
 
-// jobEvent is an audit event about job info, repeating its start event's
-// identity under action prefix+pack:command.
-func jobEvent(start audit.Event, info packs.JobInfo, prefix, decision string) *audit.Event {
-	return &audit.Event{
-		Agent:      info.Owner,
-		Action:     prefix + info.Pack + ":" + info.Command,
-		Decision:   decision,
-		Tier:       start.Tier,
-		Payload:    start.Payload,
-		ArgsSHA256: start.ArgsSHA256,
+// jobEvent is an audit event about job info, referring to the decision
+// event of the call that started it.
+func jobEvent(start audit.Event, info packs.JobInfo, verb, decision string) *audit.Event {
+	ev := callpipe.NewEvent(info.Owner, callpipe.Command, verb, info.Pack, info.Command)
+	ev.Decision = decision
+	ev.Tier = start.Tier
+	ev.Payload.Effects = start.Payload.Effects
+	ev.ArgsSHA256 = start.ArgsSHA256
+	ev.Revision = start.Revision
+	if start.Seq > 0 {
+		seq := start.Seq
+		ev.Of = &seq
 	}
+	return ev
 }
 
 // closeJobs stops every running job, so their ends are audited before the
@@ -119,25 +113,31 @@ func (g *Gateway) closeJobs() {
 	}
 }
 
-// jobTools are the job tools for agent on s: none unless agent holds a
-// background command there.
-func (g *Gateway) jobTools(agent string, s *surface) []server.ServerTool {
+// hasJobTools reports whether an agent holding tools on s is shown the
+// job tools there: it holds a background command, and no command of the
+// pack is named like a job tool.
+func (g *Gateway) hasJobTools(s *surface, tools []grantcheck.ToolView) bool {
 	has := false
-	for _, v := range g.Policy().Tools(agent, s.pack.ID) {
+	for _, v := range tools {
 		if c := s.commands[v.Name]; c != nil && c.Background {
 			has = true
 			break
 		}
 	}
 	if !has {
-		return nil
+		return false
 	}
 	for _, name := range []string{jobStatusTool, jobLogsTool, jobCancelTool} {
 		if _, clash := s.commands[name]; clash {
 			g.log.Warn("pack has a command named like a job tool; its background jobs get no job tools", "surface", s.pack.ID, "command", name)
-			return nil
+			return false
 		}
 	}
+	return true
+}
+
+// jobToolDefinitions are the definitions of the three job tools.
+func jobToolDefinitions() []mcp.Tool {
 	yes, no := true, false
 	jobID := mcp.WithString("job_id", mcp.Description("The job id returned when the job was started."), mcp.MaxLength(64))
 	status := mcp.NewTool(jobStatusTool,
@@ -154,17 +154,38 @@ func (g *Gateway) jobTools(agent string, s *surface) []server.ServerTool {
 		mcp.WithDescription("Stop one of your running background jobs: its whole process group is terminated. Returns its final status."),
 		mcp.WithString("job_id", mcp.Required(), mcp.Description("The job id."), mcp.MaxLength(64)),
 		mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: &no, DestructiveHint: &yes}))
-	return []server.ServerTool{
-		{Tool: status, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return g.jobStatus(agent, s, req.GetString("job_id", "")), nil
-		}},
-		{Tool: logs, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return g.jobLogs(agent, s, req), nil
-		}},
-		{Tool: cancelTool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return g.jobCancel(ctx, agent, s, req.GetString("job_id", "")), nil
-		}},
+	return []mcp.Tool{status, logs, cancelTool}
+}
+
+// callJobTool answers a call of one of the job tools; handled is false
+// when name is not one (or the agent is not shown them).
+func (g *Gateway) callJobTool(ctx context.Context, agent string, s *surface, v *agentView, name string, args map[string]any) (result []byte, handled bool) {
+	if !v.jobs {
+		return nil, false
 	}
+	str := func(k string) string { x, _ := args[k].(string); return x }
+	switch name {
+	case jobStatusTool:
+		return marshalResult(g.jobStatus(agent, s, str("job_id"))), true
+	case jobLogsTool:
+		return marshalResult(g.jobLogs(agent, s, str("job_id"), str("stream"), number(args["offset"]), number(args["limit"]))), true
+	case jobCancelTool:
+		return marshalResult(g.jobCancel(ctx, agent, s, str("job_id"))), true
+	}
+	return nil, false
+}
+
+// number reads a JSON number argument (json.Number or float64); 0 when
+// absent or not a number.
+func number(v any) float64 {
+	switch x := v.(type) {
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	case float64:
+		return x
+	}
+	return 0
 }
 
 // ownJob returns agent's job id if it belongs to surface s.
@@ -203,13 +224,11 @@ func (g *Gateway) jobStatus(agent string, s *surface, id string) *mcp.CallToolRe
 	return out
 }
 
-func (g *Gateway) jobLogs(agent string, s *surface, req mcp.CallToolRequest) *mcp.CallToolResult {
-	id := req.GetString("job_id", "")
+func (g *Gateway) jobLogs(agent string, s *surface, id, stream string, offset, limit float64) *mcp.CallToolResult {
 	if _, err := g.ownJob(agent, s, id); err != nil {
 		return mcp.NewToolResultError(err.Error())
 	}
-	offset, limit := req.GetFloat("offset", 0), req.GetFloat("limit", 0)
-	page, err := g.jobs.Logs(agent, id, packs.Stream(req.GetString("stream", "")), int64(offset), int(limit))
+	page, err := g.jobs.Logs(agent, id, packs.Stream(stream), int64(offset), int(limit))
 	if err != nil {
 		return mcp.NewToolResultError(err.Error())
 	}
@@ -239,21 +258,19 @@ func (g *Gateway) jobLogs(agent string, s *surface, req mcp.CallToolRequest) *mc
 func (g *Gateway) jobCancel(ctx context.Context, agent string, s *surface, id string) *mcp.CallToolResult {
 	info, err := g.ownJob(agent, s, id)
 	if err != nil {
-		ev := &audit.Event{
-			Agent: agent, Action: "command:job-cancel:" + s.pack.ID, Decision: string(tiers.Deny),
-			Reason:  "no such job of this agent on this surface",
-			Payload: audit.Payload{Provider: "command", Container: s.pack.ID},
+		ev := callpipe.NewEvent(agent, callpipe.Command, callpipe.VerbJobCancel, s.pack.ID, "")
+		ev.Decision = string(tiers.Deny)
+		ev.Reason = "no such job of this agent on this surface"
+		if aerr := g.pipe.Journal().Append(ev); aerr != nil {
+			return mcp.NewToolResultError(callpipe.DeniedPrefix + "the audit log could not be written, so the call is refused: " + aerr.Error())
 		}
-		if aerr := g.appendAudit(ev); aerr != nil {
-			return auditFailure(aerr)
-		}
-		return mcp.NewToolResultError(DeniedPrefix + err.Error())
+		return mcp.NewToolResultError(callpipe.DeniedPrefix + err.Error())
 	}
 	tag, _ := info.Tag.(jobTag)
-	ev := jobEvent(tag.start, info, "command:job-cancel:", string(tiers.Allow))
+	ev := jobEvent(tag.start, info, callpipe.VerbJobCancel, string(tiers.Allow))
 	ev.Reason = fmt.Sprintf("background job %s: cancel requested by its caller (state was %s)", info.ID, info.State)
-	if err := g.appendAudit(ev); err != nil {
-		return auditFailure(err)
+	if err := g.pipe.Journal().Append(ev); err != nil {
+		return mcp.NewToolResultError(callpipe.DeniedPrefix + "the audit log could not be written, so the call is refused: " + err.Error())
 	}
 	ctx, cancel := context.WithTimeout(ctx, jobCloseWait)
 	defer cancel()

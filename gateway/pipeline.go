@@ -3,109 +3,81 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/packs"
-	"github.com/toolgate/toolgate/tiers"
 	"github.com/toolgate/toolgate/workspace"
 )
 
-// DeniedPrefix starts the text of every refusal, proxied or local, so
-// harnesses and people recognise a governance decision at a glance.
-const DeniedPrefix = "DENIED: "
+// DeniedPrefix starts the text of every refusal (callpipe.DeniedPrefix).
+const DeniedPrefix = callpipe.DeniedPrefix
 
-// callPack runs the DESIGN.md §5 pipeline for one pack command call: decide,
-// execute what is allowed, audit every outcome. A call whose audit event
-// cannot be written fails, whatever it did.
-func (g *Gateway) callPack(ctx context.Context, agent string, s *surface, member string, args map[string]any) *mcp.CallToolResult {
-	if args == nil {
-		args = map[string]any{}
+// packExecutor runs the calls of one agent on one pack surface: the
+// pipeline's executor for command packs.
+type packExecutor struct {
+	g *Gateway
+	s *surface
+}
+
+// Prepare resolves the call into an invocation (argv by the frozen
+// template, the clean environment, bounds); an error refuses the call.
+func (x packExecutor) Prepare(_ context.Context, call *callpipe.Call) (callpipe.Run, error) {
+	cmd := x.s.commands[call.Name]
+	if cmd == nil {
+		// Decide only allows declared commands; keep the refusal uniform.
+		return nil, errors.New(grantcheck.UnknownToolReason(x.s.pack.ID, call.Name))
 	}
-	d := g.Policy().Decide(agent, s.pack.ID, member, args)
-	ev := &audit.Event{
-		Agent:      agent,
-		Action:     "command:call:" + s.pack.ID + ":" + member,
-		Decision:   string(d.Outcome),
-		Reason:     d.Reason,
-		Tier:       string(d.Tier),
-		Payload:    audit.Payload{Provider: "command", Container: s.pack.ID, Member: member, Effects: string(d.Effects)},
-		ArgsSHA256: audit.ArgsDigest(args),
-	}
-	// Reasons may quote argument values, so they stay at debug level.
-	g.log.Info("decision", "agent", agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier)
-	g.log.Debug("decision reason", "agent", agent, "action", ev.Action, "reason", d.Reason)
-	switch d.Outcome {
-	case tiers.Allow:
-	case tiers.Approval:
-		if r := g.awaitApproval(ctx, ev, d, args, previewArgv(s.commands[member], args)); r != nil {
-			return r
-		}
-	default:
-		return g.refuse(ev, d.Reason)
-	}
-	if r := g.refuseWhileAuditFails(ev); r != nil {
-		return r
-	}
-	cmd := s.commands[member]
-	inv, err := g.runner.Prepare(s.pack, cmd, args)
+	inv, err := x.g.runner.Prepare(x.s.pack, cmd, call.Args)
 	if err != nil {
-		ev.Decision = string(tiers.Deny)
-		ev.Reason = g.runner.Redact(err.Error())
-		return g.refuse(ev, ev.Reason)
+		return nil, err
 	}
-	if cmd.Background {
-		return g.startJob(agent, s, ev, inv)
+	return &packRun{x: x, cmd: cmd, inv: inv}, nil
+}
+
+// packRun is one prepared command.
+type packRun struct {
+	x   packExecutor
+	cmd *workspace.Command
+	inv *packs.Invocation
+}
+
+func (r *packRun) Preview() []string { return r.inv.Argv }
+
+func (r *packRun) Discard() {}
+
+// Execute runs the command (or starts it as a background job) and turns
+// the run into the tool result and the audit's facts.
+func (r *packRun) Execute(ctx context.Context, decision audit.Event) callpipe.Outcome {
+	g, s := r.x.g, r.x.s
+	if r.cmd.Background {
+		return g.startJob(s, decision, r.inv)
 	}
-	res, err := g.runner.Run(ctx, inv)
+	res, err := g.runner.Run(ctx, r.inv)
 	if err != nil {
-		ev.Error = g.runner.Redact(err.Error())
-		if aerr := g.appendAudit(ev); aerr != nil {
-			return auditFailure(aerr)
-		}
-		return mcp.NewToolResultError(fmt.Sprintf("%s:%s could not run: %s", s.pack.ID, member, ev.Error))
+		msg := g.runner.Redact(err.Error())
+		return callpipe.Outcome{Result: callpipe.ErrorResult(fmt.Sprintf("%s:%s could not run: %s", s.pack.ID, r.cmd.ID, msg)), Argv: r.inv.Argv, Error: msg}
 	}
-	ev.Argv = res.Argv
-	exit, dur, out, trunc := res.ExitCode, res.Duration.Milliseconds(), res.OutputBytes, res.Truncated
-	ev.Exit, ev.DurationMS, ev.OutputBytes, ev.Truncated = &exit, &dur, &out, &trunc
-	ev.Error = res.Err
-	if err := g.appendAudit(ev); err != nil {
-		return auditFailure(err)
+	exit, out, trunc := res.ExitCode, res.OutputBytes, res.Truncated
+	return callpipe.Outcome{
+		Result: marshalResult(toolResult(s.pack.ID, r.cmd.ID, res)),
+		Argv:   res.Argv, Exit: &exit, Duration: res.Duration, OutputBytes: &out, Truncated: &trunc, Error: res.Err,
 	}
-	return toolResult(s.pack.ID, member, res)
 }
 
-// refuseWhileAuditFails keeps side effects from happening unrecorded: once
-// an audit append has failed, allowed calls are refused (the refusal itself
-// is an append attempt, so the first success lets calls through again).
-func (g *Gateway) refuseWhileAuditFails(ev *audit.Event) *mcp.CallToolResult {
-	h := &g.health
-	h.mu.Lock()
-	failing := h.err
-	h.mu.Unlock()
-	if failing == "" {
-		return nil
+// marshalResult encodes a tool result built with mcp-go's types.
+func marshalResult(r *mcp.CallToolResult) []byte {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return callpipe.ErrorResult("the tool result could not be encoded: " + err.Error())
 	}
-	ev.Decision = string(tiers.Deny)
-	ev.Reason = "the audit log is failing (" + failing + "); calls are refused until it can be written"
-	return g.refuse(ev, ev.Reason)
-}
-
-// refuse audits a refusal and returns it as the tool result every client
-// sees: isError with the DENIED prefix.
-func (g *Gateway) refuse(ev *audit.Event, reason string) *mcp.CallToolResult {
-	if err := g.appendAudit(ev); err != nil {
-		return auditFailure(err)
-	}
-	return mcp.NewToolResultError(DeniedPrefix + reason)
-}
-
-func auditFailure(err error) *mcp.CallToolResult {
-	return mcp.NewToolResultError(DeniedPrefix + "the audit log could not be written, so the call is refused: " + err.Error())
+	return b
 }
 
 // toolResult turns a finished run into the MCP result: stdout as text (and

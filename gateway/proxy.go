@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/mcpproxy"
+	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -30,8 +31,6 @@ type proxy struct {
 type proxyServer struct {
 	id  string
 	cfg *mcpproxy.Config
-
-	endpoints sync.Map // agent → *mcpproxy.Endpoint
 
 	mu       sync.Mutex
 	listed   bool
@@ -148,53 +147,18 @@ func (p *proxy) server(id string) *proxyServer {
 	return p.servers[id]
 }
 
-func (p *proxy) close() {
-	if p == nil {
-		return
-	}
-	for _, ps := range p.servers {
-		ps.endpoints.Range(func(_, v any) bool {
-			v.(*mcpproxy.Endpoint).Close()
-			return true
-		})
-	}
-}
-
 // sessionFactory starts the relay of one client session of agent.
-func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpproxy.SessionFactory {
-	return func(ctx context.Context, up mcpproxy.Upstream) (*mcpproxy.Session, error) {
+func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory {
+	return func(ctx context.Context, up mcpserve.Peer) (mcpserve.Session, error) {
 		return mcpproxy.NewSession(ctx, ps.cfg, up, g.proxyHooks(agent, ps))
 	}
-}
-
-// proxyEndpoint is agent's streamable HTTP endpoint for server ps: its own
-// session table, so one agent's session ids mean nothing to another.
-func (g *Gateway) proxyEndpoint(agent string, ps *proxyServer) *mcpproxy.Endpoint {
-	if e, ok := ps.endpoints.Load(agent); ok {
-		return e.(*mcpproxy.Endpoint)
-	}
-	e := mcpproxy.NewEndpoint(g.sessionFactory(agent, ps), sessionIdleTTL, g.log.With("server", ps.id, "agent", agent))
-	actual, loaded := ps.endpoints.LoadOrStore(agent, e)
-	if loaded {
-		e.Close()
-	}
-	return actual.(*mcpproxy.Endpoint)
 }
 
 // servesAgent lists the server's tools if nobody has yet, then reports
 // whether agent may call anything on it.
 func (g *Gateway) servesAgent(ctx context.Context, agent string, ps *proxyServer) bool {
 	g.ensureListed(ctx, ps)
-	return len(g.Policy().Tools(agent, ps.id)) > 0
-}
-
-// serveProxyHTTP answers /mcp/<server> for agent.
-func (g *Gateway) serveProxyHTTP(w http.ResponseWriter, r *http.Request, agent string, ps *proxyServer) {
-	if !g.servesAgent(r.Context(), agent, ps) {
-		http.Error(w, "no such MCP endpoint for this agent: /mcp/"+ps.id, http.StatusNotFound)
-		return
-	}
-	g.proxyEndpoint(agent, ps).ServeHTTP(w, r)
+	return g.view(agent, ps.id).holds()
 }
 
 // serveProxyStdio relays one stdio client session of agent to server ps.
@@ -205,5 +169,5 @@ func (g *Gateway) serveProxyStdio(ctx context.Context, agent string, ps *proxySe
 	if !g.servesAgent(ctx, agent, ps) {
 		return fmt.Errorf("agent %q holds no tool on server %q; `toolgate check -w %s` lists what it may call", agent, ps.id, g.ws.Path)
 	}
-	return mcpproxy.ServeStdio(ctx, g.sessionFactory(agent, ps), in, out)
+	return mcpserve.ServeStdio(ctx, g.sessionFactory(agent, ps), in, out)
 }

@@ -3,97 +3,119 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/callpipe"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy"
-	"github.com/toolgate/toolgate/tiers"
+	"github.com/toolgate/toolgate/mcpserve"
 )
 
-// callServerTool runs the DESIGN.md §5 pipeline for one proxied tools/call:
-// decide, forward what is allowed (a refused call never reaches the
-// server), audit every outcome as mcp:call:{server}:{tool}. It returns the
-// JSON-RPC result for the client, or the server's JSON-RPC error as is.
-func (g *Gateway) callServerTool(ctx context.Context, agent, server string, params json.RawMessage, forward mcpproxy.Forward) (json.RawMessage, json.RawMessage) {
-	var p struct {
-		Name      string         `json:"name"`
-		Arguments map[string]any `json:"arguments"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, rpcError(mcpproxy.CodeInvalidParams, "tools/call params: "+err.Error())
-	}
-	args := p.Arguments
-	if args == nil {
-		args = map[string]any{}
-	}
-	d := g.Policy().Decide(agent, server, p.Name, args)
-	ev := &audit.Event{
-		Agent:      agent,
-		Action:     "mcp:call:" + server + ":" + p.Name,
-		Decision:   string(d.Outcome),
-		Reason:     d.Reason,
-		Tier:       string(d.Tier),
-		Payload:    audit.Payload{Provider: "mcp", Container: server, Member: p.Name, Effects: string(d.Effects)},
-		ArgsSHA256: audit.ArgsDigest(args),
-	}
-	g.log.Info("decision", "agent", agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier)
-	g.log.Debug("decision reason", "agent", agent, "action", ev.Action, "reason", d.Reason)
-	switch d.Outcome {
-	case tiers.Allow:
-	case tiers.Approval:
-		if r := g.awaitApproval(ctx, ev, d, args, nil); r != nil {
-			return toolResultJSON(r)
-		}
-	default:
-		return toolResultJSON(g.refuse(ev, d.Reason))
-	}
-	if r := g.refuseWhileAuditFails(ev); r != nil {
-		return toolResultJSON(r)
-	}
+// errNoID refuses a tools/call that cannot be answered.
+var errNoID = errors.New("tools/call was sent without an id (as a notification, or with \"id\": null); a call must be a request")
 
-	start := time.Now()
-	result, rpcErr, err := forward(ctx)
-	dur := time.Since(start).Milliseconds()
-	ev.DurationMS = &dur
+// callServerTool runs one proxied tools/call through the pipeline. The
+// server receives only the params the pipeline decided on, re-encoded
+// from the parsed call — never the client's bytes — and a refused call
+// never reaches it. It returns the result for the client, or the server's
+// JSON-RPC error as is.
+func (g *Gateway) callServerTool(ctx context.Context, agent, server string, tc mcpproxy.ToolCall) (json.RawMessage, json.RawMessage) {
+	req := callpipe.Request{Agent: agent, Provider: callpipe.MCP, Surface: server, Exec: proxyExecutor{forward: tc.Forward, server: server}}
+	call, err := callpipe.ParseCall(tc.Params)
 	switch {
 	case err != nil:
-		ev.Error = err.Error()
-		if aerr := g.appendAudit(ev); aerr != nil {
-			return toolResultJSON(auditFailure(aerr))
-		}
-		return toolResultJSON(mcp.NewToolResultError(fmt.Sprintf("%s:%s failed: %v", server, p.Name, err)))
-	case rpcErr != nil:
-		var e mcpproxy.RPCError
-		_ = json.Unmarshal(rpcErr, &e)
-		ev.Error = fmt.Sprintf("server answered with JSON-RPC error %d: %s", e.Code, e.Message)
+		req.ParseErr, req.Name = err, toolNameOf(tc.Params)
+	case !jsonrpc.HasID(tc.ID):
+		req.ParseErr, req.Name = errNoID, call.Name
 	default:
-		out, trunc := int64(len(result)), false
-		ev.OutputBytes, ev.Truncated = &out, &trunc
-		var r struct {
-			IsError bool `json:"isError"`
-		}
-		if json.Unmarshal(result, &r) == nil && r.IsError {
-			ev.Error = "the tool reported an error (isError)"
-		}
+		req.Call = call
+		req.Asker = mcpserve.NewAsker(tc.Client, tc.ID, call.ProgressToken())
+		req.TraceID = traceID(call)
 	}
-	if aerr := g.appendAudit(ev); aerr != nil {
-		return toolResultJSON(auditFailure(aerr))
-	}
-	return result, rpcErr
+	res := g.pipe.Call(ctx, req)
+	return res.JSON, res.RPCError
 }
 
-func toolResultJSON(r *mcp.CallToolResult) (json.RawMessage, json.RawMessage) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, rpcError(mcpproxy.CodeInternalError, err.Error())
-	}
-	return b, nil
+// proxyExecutor forwards allowed calls to a downstream session.
+type proxyExecutor struct {
+	server  string
+	forward func(ctx context.Context, name string, params []byte) (result, rpcErr json.RawMessage, err error)
 }
 
-func rpcError(code int, msg string) json.RawMessage {
-	b, _ := json.Marshal(mcpproxy.RPCError{Code: code, Message: msg})
-	return b
+// Prepare has nothing to check for a proxied tool: the server decides
+// whether it can run it.
+func (x proxyExecutor) Prepare(_ context.Context, call *callpipe.Call) (callpipe.Run, error) {
+	if x.forward == nil {
+		return nil, errNoID
+	}
+	return &proxyRun{x: x, call: call}, nil
+}
+
+type proxyRun struct {
+	x    proxyExecutor
+	call *callpipe.Call
+}
+
+func (r *proxyRun) Preview() []string { return nil }
+func (r *proxyRun) Discard()          {}
+
+// Execute forwards the decided call and reads what the audit records
+// from the answer: its size, and whether the tool reported an error.
+func (r *proxyRun) Execute(ctx context.Context, _ audit.Event) callpipe.Outcome {
+	start := time.Now()
+	result, rpcErr, err := r.x.forward(ctx, r.call.Name, r.call.Params())
+	out := callpipe.Outcome{Duration: time.Since(start)}
+	switch {
+	case err != nil:
+		out.Error = err.Error()
+		out.Result = callpipe.ErrorResult(fmt.Sprintf("%s:%s failed: %v", r.x.server, r.call.Name, err))
+	case rpcErr != nil:
+		e := jsonrpc.ParseError(rpcErr)
+		out.Error = fmt.Sprintf("server answered with JSON-RPC error %d: %s", e.Code, e.Message)
+		out.RPCError = rpcErr
+	default:
+		n, trunc := int64(len(result)), false
+		out.OutputBytes, out.Truncated = &n, &trunc
+		if isErrorResult(result) {
+			out.Error = "the tool reported an error (isError)"
+		}
+		out.Result = result
+	}
+	return out
+}
+
+// isErrorResult reports whether a CallToolResult says isError: true,
+// reading only its top-level members.
+func isErrorResult(result json.RawMessage) bool {
+	return string(jsonrpc.Field(result, "isError")) == "true"
+}
+
+// toolNameOf reads params.name as far as it can, for auditing a call that
+// could not be parsed.
+func toolNameOf(params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Name == "" {
+		return "?"
+	}
+	if len(p.Name) > 128 {
+		return p.Name[:128]
+	}
+	return p.Name
+}
+
+// traceID is the trace id of a call's W3C trace context in _meta
+// ("traceparent": "00-<trace id>-<span id>-<flags>"), "" when none.
+func traceID(call *callpipe.Call) string {
+	tp := call.MetaString("traceparent")
+	parts := strings.Split(tp, "-")
+	if len(parts) != 4 || len(parts[1]) != 32 {
+		return ""
+	}
+	return parts[1]
 }

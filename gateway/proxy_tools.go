@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy"
 )
 
@@ -116,16 +117,8 @@ func (g *Gateway) setServerTools(ps *proxyServer, raws []json.RawMessage, replac
 	if !changed {
 		return
 	}
-	for {
-		old := g.policy.Load()
-		np, err := old.WithServerTools(ps.id, infos)
-		if err != nil {
-			g.log.Warn("MCP server listing not usable for grants", "server", ps.id, "err", err)
-			return
-		}
-		if g.policy.CompareAndSwap(old, np) {
-			return
-		}
+	if err := g.withPolicy(func(old *grantcheck.Policy) (*grantcheck.Policy, error) { return old.WithServerTools(ps.id, infos) }); err != nil {
+		g.log.Warn("MCP server listing not usable for grants", "server", ps.id, "err", err)
 	}
 }
 
@@ -133,17 +126,14 @@ func (g *Gateway) setServerTools(ps *proxyServer, raws []json.RawMessage, replac
 // may call, each exactly as the server wrote it except an input schema
 // narrowed by the agent's constraints.
 func (g *Gateway) filterTools(agent string, ps *proxyServer, result json.RawMessage) json.RawMessage {
-	f, err := mcpproxy.ParseFields(result)
+	f, err := jsonrpc.ParseFields(result)
 	if err != nil {
 		return json.RawMessage(`{"tools":[]}`)
 	}
 	var raws []json.RawMessage
 	_ = json.Unmarshal(f.Get("tools"), &raws)
 	g.setServerTools(ps, raws, false)
-	views := map[string]grantcheck.ToolView{}
-	for _, v := range g.Policy().Tools(agent, ps.id) {
-		views[v.Name] = v
-	}
+	views := g.view(agent, ps.id).byName
 	var b bytes.Buffer
 	b.WriteByte('[')
 	n := 0
@@ -161,7 +151,7 @@ func (g *Gateway) filterTools(agent string, ps *proxyServer, result json.RawMess
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
 		if v.InputSchema != nil && !bytes.Equal(v.InputSchema, schema) {
-			if tf, err := mcpproxy.ParseFields(raw); err == nil {
+			if tf, err := jsonrpc.ParseFields(raw); err == nil {
 				raw = tf.Set("inputSchema", v.InputSchema).Encode()
 			}
 		}
@@ -179,8 +169,8 @@ func (g *Gateway) filterTools(agent string, ps *proxyServer, result json.RawMess
 func (g *Gateway) proxyHooks(agent string, ps *proxyServer) mcpproxy.Hooks {
 	return mcpproxy.Hooks{
 		ToolsList: func(result json.RawMessage) json.RawMessage { return g.filterTools(agent, ps, result) },
-		CallTool: func(ctx context.Context, params json.RawMessage, forward mcpproxy.Forward) (json.RawMessage, json.RawMessage) {
-			return g.callServerTool(ctx, agent, ps.id, params, forward)
+		CallTool: func(ctx context.Context, call mcpproxy.ToolCall) (json.RawMessage, json.RawMessage) {
+			return g.callServerTool(ctx, agent, ps.id, call)
 		},
 		ToolsChanged: func(ctx context.Context, s *mcpproxy.Session) {
 			raws, err := s.ListTools(ctx)

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolgate/toolgate/mcpserve"
 )
 
 // Serve answers HTTP on ln until ctx is cancelled, then shuts down
@@ -45,20 +45,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, agent, surfaceID string, in io
 	if !g.agentExists(agent) {
 		return fmt.Errorf("agent %q is not declared in %s", agent, g.ws.Path)
 	}
-	s, holds := g.packFor(agent, surfaceID)
-	if !holds {
+	s, ok := g.surfaces[surfaceID]
+	if !ok || !g.view(agent, surfaceID).holds() {
 		return fmt.Errorf("agent %q holds no tool on surface %q; `toolgate check -w %s` lists what it may call", agent, surfaceID, g.ws.Path)
 	}
-	ms, ok := g.mcpServer(agent, surfaceID)
-	if !ok {
-		return fmt.Errorf("surface %q is not served", surfaceID)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	lw := &lockedWriter{w: out}
-	err := server.NewStdioServer(ms).Listen(ctx, g.interceptStdio(ctx, agent, s, in, lw), lw)
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
+	return mcpserve.ServeStdio(ctx, g.packSessions(agent, s), in, out)
 }

@@ -166,7 +166,11 @@ func (p *Policy) decide(agentID, surfaceID, memberName string, args map[string]a
 	}
 
 	for _, k := range g.constraints {
-		if err := k.check(args, m.baseDir); err != nil {
+		err := caseVariantOf(args, k.param)
+		if err == nil {
+			err = k.check(args, m.baseDir)
+		}
+		if err != nil {
 			d.Outcome, d.Stage, d.Reason = Deny, StageConstraints, err.Error()
 			if tr != nil {
 				tr.add(StageConstraints, false, "%s", d.Reason)

@@ -21,6 +21,8 @@ type inputSchema struct {
 	fast  *fastSchema
 	raw   json.RawMessage
 	props map[string]bool
+	// guard refuses keys equal to a declared parameter but for case.
+	guard *caseGuard
 }
 
 // emptyInputs is the schema of a command that declares no inputs: it takes
@@ -48,7 +50,7 @@ func compileSchema(url string, raw []byte) (*inputSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid JSON Schema: %s", describeLeaves(err, func(loc string) string { return "at /" + loc }))
 	}
-	s := &inputSchema{lib: lib, fast: compileFast(obj), raw: json.RawMessage(raw), props: map[string]bool{}}
+	s := &inputSchema{lib: lib, fast: compileFast(obj), raw: json.RawMessage(raw), props: map[string]bool{}, guard: compileCaseGuard(obj, 0)}
 	if props, ok := obj["properties"].(map[string]any); ok {
 		for k := range props {
 			s.props[k] = true
@@ -59,6 +61,9 @@ func compileSchema(url string, raw []byte) (*inputSchema, error) {
 
 // validate checks args against the schema, returning a readable error.
 func (s *inputSchema) validate(args map[string]any) error {
+	if err := s.guard.check(args, ""); err != nil {
+		return err
+	}
 	if s.fast != nil && s.fast.accepts(args) {
 		return nil
 	}

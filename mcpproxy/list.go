@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolgate/toolgate/jsonrpc"
 )
 
 // discardUpstream is the client side of a session the proxy holds for
@@ -39,9 +40,9 @@ func ListTools(ctx context.Context, cfg *Config, info ClientInfo) ([]json.RawMes
 // Initialize performs the handshake on a session the proxy holds itself.
 func (s *Session) Initialize(ctx context.Context, info ClientInfo) error {
 	params, _ := json.Marshal(map[string]any{"protocolVersion": ProtocolVersion, "capabilities": map[string]any{}, "clientInfo": info})
-	m := &Message{ID: json.RawMessage(`0`), Method: "initialize", Params: params}
-	if _, rpcErr := s.initialize(m); rpcErr != nil {
-		var e RPCError
+	m := &jsonrpc.Message{ID: json.RawMessage(`0`), Method: "initialize", Params: params}
+	if _, rpcErr := s.initialize(ctx, m); rpcErr != nil {
+		var e jsonrpc.RPCError
 		_ = json.Unmarshal(rpcErr, &e)
 		return fmt.Errorf("server %q: initialize: %s", s.cfg.ID, e.Message)
 	}
@@ -71,7 +72,7 @@ func (s *Session) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 			return nil, fmt.Errorf("server %q: tools/list: %w", s.cfg.ID, err)
 		}
 		all = append(all, r.Tools...)
-		if !hasID(r.NextCursor) || string(r.NextCursor) == `""` {
+		if !jsonrpc.HasID(r.NextCursor) || string(r.NextCursor) == `""` {
 			return all, nil
 		}
 		cursor = r.NextCursor

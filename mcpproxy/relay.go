@@ -3,51 +3,90 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
+
+	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpserve"
 )
 
+// ToolCall is one tools/call of the client, handed to the gateway to
+// decide. Params are the client's params as it sent them (strictly valid
+// JSON); the gateway parses them once and calls Forward with the params it
+// decided on — the relay never forwards the client's bytes of a tools/call.
+type ToolCall struct {
+	// ID is the client's request id; nil for a tools/call sent without
+	// one, which must be refused (and audited) and is never forwarded.
+	ID     json.RawMessage
+	Params json.RawMessage
+	// Client reaches the calling client (progress, elicitation).
+	Client mcpserve.Client
+	// Forward sends params as the tools/call of tool name to the server and
+	// waits for its answer: the JSON-RPC result or error object, or err
+	// when the server could not answer (crash, timeout, cancellation).
+	Forward func(ctx context.Context, name string, params []byte) (result, rpcErr json.RawMessage, err error)
+}
+
 // HandleClient takes one message from the MCP client. Requests are served
-// concurrently; their answers go to the Upstream routed by the request id.
-func (s *Session) HandleClient(m *Message) {
+// concurrently under a context of their own (ctx, ended early by the
+// session's end or the client's notifications/cancelled); their answers go
+// to the Upstream routed by the request id.
+func (s *Session) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
-	case KindRequest:
+	case jsonrpc.KindRequest:
+		rctx, done := s.requests.Start(ctx, s.ctx, m.ID)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.serve(m)
+			defer done()
+			s.serve(rctx, m)
 		}()
-	case KindNotification:
-		s.clientNotification(m)
-	case KindResponse:
+	case jsonrpc.KindNotification:
+		switch {
+		case m.Method == "tools/call":
+			// No id: refused and audited by the gateway, never forwarded.
+			if s.hooks.CallTool != nil {
+				s.hooks.CallTool(ctx, ToolCall{Params: m.Params, Client: s.client()})
+			}
+		case mcpserve.IsNotificationMethod(m.Method):
+			s.clientNotification(m)
+		}
+	case jsonrpc.KindResponse:
 		s.clientResponse(m)
 	}
 }
 
+// client describes the calling client to the gateway.
+func (s *Session) client() mcpserve.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return mcpserve.Client{Peer: s.up, Outbound: s.outbound, Version: s.version, Capabilities: s.clientCaps}
+}
+
 // serve answers one client request.
-func (s *Session) serve(m *Message) {
+func (s *Session) serve(ctx context.Context, m *jsonrpc.Message) {
 	var result, rpcErr json.RawMessage
 	switch m.Method {
 	case "initialize":
-		result, rpcErr = s.initialize(m)
+		result, rpcErr = s.initialize(ctx, m)
 	case "tools/call":
-		forward := func(ctx context.Context) (json.RawMessage, json.RawMessage, error) {
-			r := s.roundTrip(ctx, m, m.ID, s.cfg.timeout(toolName(m.Params)), false)
+		forward := func(ctx context.Context, name string, params []byte) (json.RawMessage, json.RawMessage, error) {
+			r := s.roundTrip(ctx, &jsonrpc.Message{Method: m.Method, Params: params}, m.ID, s.cfg.timeout(name), false)
 			return r.result, r.rpcErr, r.err
 		}
-		if s.hooks.CallTool != nil {
-			result, rpcErr = s.hooks.CallTool(s.ctx, m.Params, forward)
-		} else {
+		if s.hooks.CallTool == nil {
+			// Ungoverned (the proxy's own tests): relay as sent.
 			var err error
-			if result, rpcErr, err = forward(s.ctx); err != nil {
-				rpcErr = errorJSON(CodeUnavailable, err.Error())
+			if result, rpcErr, err = forward(ctx, toolName(m.Params), m.Params); err != nil {
+				rpcErr = jsonrpc.ErrorObject(jsonrpc.CodeUnavailable, err.Error())
 			}
+			break
 		}
+		result, rpcErr = s.hooks.CallTool(ctx, ToolCall{ID: m.ID, Params: m.Params, Client: s.client(), Forward: forward})
 	default:
-		r := s.roundTrip(s.ctx, m, m.ID, s.cfg.timeout(""), false)
+		r := s.roundTrip(ctx, m, m.ID, s.cfg.timeout(""), false)
 		result, rpcErr = r.result, r.rpcErr
 		if r.err != nil {
-			rpcErr = errorJSON(CodeUnavailable, r.err.Error())
+			rpcErr = jsonrpc.ErrorObject(jsonrpc.CodeUnavailable, r.err.Error())
 		}
 		if rpcErr == nil {
 			s.remember(m)
@@ -56,23 +95,25 @@ func (s *Session) serve(m *Message) {
 			}
 		}
 	}
-	s.up.Send((&Message{ID: m.ID, Result: result, Error: rpcErr}).Encode(), m.ID, false)
+	if rpcErr == nil && result == nil {
+		rpcErr = jsonrpc.ErrorObject(jsonrpc.CodeInternalError, "no answer")
+	}
+	s.up.Send((&jsonrpc.Message{ID: m.ID, Result: result, Error: rpcErr}).Encode(), m.ID, false)
 }
 
 // initialize forwards the client's handshake (with the protocol version
-// pinned when the server declares one) and keeps it to replay after a
-// restart.
-func (s *Session) initialize(m *Message) (json.RawMessage, json.RawMessage) {
+// pinned when the server declares one), keeps it to replay after a
+// restart, and notes what the client can do.
+func (s *Session) initialize(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, json.RawMessage) {
 	params := m.Params
 	if s.cfg.ProtocolVersion != "" {
-		if f, err := ParseFields(params); err == nil {
-			v, _ := json.Marshal(s.cfg.ProtocolVersion)
-			params = f.Set("protocolVersion", v).Encode()
+		if f, err := jsonrpc.ParseFields(params); err == nil {
+			params = f.Set("protocolVersion", jsonrpc.Quote(s.cfg.ProtocolVersion)).Encode()
 		}
 	}
-	r := s.roundTrip(s.ctx, &Message{Method: m.Method, Params: params}, m.ID, s.cfg.timeout(""), false)
+	r := s.roundTrip(ctx, &jsonrpc.Message{Method: m.Method, Params: params}, m.ID, s.cfg.timeout(""), false)
 	if r.err != nil {
-		return nil, errorJSON(CodeUnavailable, r.err.Error())
+		return nil, jsonrpc.ErrorObject(jsonrpc.CodeUnavailable, r.err.Error())
 	}
 	if r.rpcErr == nil {
 		var res struct {
@@ -82,6 +123,7 @@ func (s *Session) initialize(m *Message) (json.RawMessage, json.RawMessage) {
 		s.mu.Lock()
 		s.initParams = params
 		s.version = res.ProtocolVersion
+		s.clientCaps = jsonrpc.Field(m.Params, "capabilities")
 		conn := s.conn
 		s.mu.Unlock()
 		if conn != nil {
@@ -93,14 +135,14 @@ func (s *Session) initialize(m *Message) (json.RawMessage, json.RawMessage) {
 
 // remember keeps requests that set session state, to replay after a
 // restart.
-func (s *Session) remember(m *Message) {
+func (s *Session) remember(m *jsonrpc.Message) {
 	switch m.Method {
 	case "logging/setLevel":
 		s.mu.Lock()
 		s.replay["log"] = m
 		s.mu.Unlock()
 	case "resources/subscribe", "resources/unsubscribe":
-		uri := string(paramsField(m.Params, "uri"))
+		uri := string(jsonrpc.Field(m.Params, "uri"))
 		s.mu.Lock()
 		if m.Method == "resources/subscribe" {
 			s.replay["sub:"+uri] = m
@@ -112,53 +154,38 @@ func (s *Session) remember(m *Message) {
 }
 
 func toolName(params json.RawMessage) string {
-	var p struct {
-		Name string `json:"name"`
-	}
-	_ = json.Unmarshal(params, &p)
-	return p.Name
+	var name string
+	_ = json.Unmarshal(jsonrpc.Field(params, "name"), &name)
+	return name
 }
 
-func (s *Session) clientNotification(m *Message) {
-	msg := m
+// clientNotification relays a notification of the client. The client's
+// notifications/cancelled ends the request's context instead: the relay
+// then tells the server under its own id, and stops waiting.
+func (s *Session) clientNotification(m *jsonrpc.Message) {
 	if m.Method == "notifications/cancelled" {
-		// The client names its own request id; the server knows it by ours.
-		f, err := ParseFields(m.Params)
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		id, ok := s.byClientID[idKey(f.Get("requestId"))]
-		p := s.pending[id]
-		if ok && p != nil {
-			s.forget(id, p)
-		}
-		s.mu.Unlock()
-		if !ok {
-			return
-		}
-		if p != nil {
-			// The client will ignore any answer; stop waiting for one.
-			p.ch <- reply{err: fmt.Errorf("cancelled by the client")}
-		}
-		msg = &Message{Method: m.Method, Params: f.Set("requestId", json.RawMessage(strconv.AppendInt(nil, id, 10))).Encode()}
+		s.requests.Cancel(m.Params)
+		return
 	}
-	s.sendDown(msg.Encode())
+	s.sendDown(m.Encode())
 }
 
-func (s *Session) clientResponse(m *Message) {
+func (s *Session) clientResponse(m *jsonrpc.Message) {
+	if s.outbound.Deliver(m) {
+		return
+	}
 	s.mu.Lock()
-	req, ok := s.serverReqs[idKey(m.ID)]
+	req, ok := s.serverReqs[jsonrpc.IDKey(m.ID)]
 	if ok {
-		delete(s.serverReqs, idKey(m.ID))
-		delete(s.serverIDs, idKey(req.id))
+		delete(s.serverReqs, jsonrpc.IDKey(m.ID))
+		delete(s.serverIDs, jsonrpc.IDKey(req.id))
 	}
 	gen := s.gen
 	s.mu.Unlock()
 	if !ok || req.gen != gen {
 		return
 	}
-	s.sendDown((&Message{ID: req.id, Result: m.Result, Error: m.Error}).Encode())
+	s.sendDown((&jsonrpc.Message{ID: req.id, Result: m.Result, Error: m.Error}).Encode())
 }
 
 func (s *Session) sendDown(msg []byte) {
@@ -175,13 +202,13 @@ func (s *Session) sendDown(msg []byte) {
 
 // fromServer relays one message from the server.
 func (s *Session) fromServer(in Incoming) {
-	m, err := ParseMessage(in.Msg)
+	m, err := jsonrpc.ParseMessage(in.Msg)
 	if err != nil {
 		s.log.Debug("mcp server sent an invalid message", "server", s.cfg.ID, "err", err)
 		return
 	}
 	switch m.Kind() {
-	case KindResponse:
+	case jsonrpc.KindResponse:
 		id, err := strconv.ParseInt(string(m.ID), 10, 64)
 		if err != nil {
 			return
@@ -195,16 +222,16 @@ func (s *Session) fromServer(in Incoming) {
 		if ok {
 			p.ch <- reply{result: m.Result, rpcErr: m.Error}
 		}
-	case KindRequest:
+	case jsonrpc.KindRequest:
 		s.mu.Lock()
 		s.nextUpID++
-		upID := json.RawMessage(strconv.AppendInt(nil, s.nextUpID, 10))
-		s.serverReqs[idKey(upID)] = serverReq{id: m.ID, gen: s.gen}
-		s.serverIDs[idKey(m.ID)] = idKey(upID)
+		upID := jsonrpc.IntID(s.nextUpID)
+		s.serverReqs[jsonrpc.IDKey(upID)] = serverReq{id: m.ID, gen: s.gen}
+		s.serverIDs[jsonrpc.IDKey(m.ID)] = jsonrpc.IDKey(upID)
 		route := s.routeLocked(in.Via, nil)
 		s.mu.Unlock()
-		s.up.Send((&Message{ID: upID, Method: m.Method, Params: m.Params}).Encode(), route, false)
-	case KindNotification:
+		s.up.Send((&jsonrpc.Message{ID: upID, Method: m.Method, Params: m.Params}).Encode(), route, false)
+	case jsonrpc.KindNotification:
 		s.serverNotification(m, in)
 	}
 }
@@ -214,7 +241,7 @@ func (s *Session) fromServer(in Incoming) {
 // progress token. s.mu must be held.
 func (s *Session) routeLocked(via, token json.RawMessage) json.RawMessage {
 	if token != nil {
-		if r, ok := s.tokens[idKey(token)]; ok && r != nil {
+		if r, ok := s.tokens[jsonrpc.IDKey(token)]; ok && r != nil {
 			return r
 		}
 	}
@@ -228,42 +255,42 @@ func (s *Session) routeLocked(via, token json.RawMessage) json.RawMessage {
 	return nil
 }
 
-func (s *Session) serverNotification(m *Message, in Incoming) {
+func (s *Session) serverNotification(m *jsonrpc.Message, in Incoming) {
 	switch m.Method {
 	case "notifications/progress":
 		s.mu.Lock()
-		route := s.routeLocked(in.Via, paramsField(m.Params, "progressToken"))
+		route := s.routeLocked(in.Via, jsonrpc.Field(m.Params, "progressToken"))
 		s.mu.Unlock()
-		s.up.Send(in.Msg, route, true)
+		s.up.Send(m.Encode(), route, true)
 	case "notifications/cancelled":
-		f, err := ParseFields(m.Params)
+		f, err := jsonrpc.ParseFields(m.Params)
 		if err != nil {
 			return
 		}
 		s.mu.Lock()
-		upID, ok := s.serverIDs[idKey(f.Get("requestId"))]
+		upID, ok := s.serverIDs[jsonrpc.IDKey(f.Get("requestId"))]
 		route := s.routeLocked(in.Via, nil)
 		s.mu.Unlock()
 		if !ok {
 			return
 		}
-		out := &Message{Method: m.Method, Params: f.Set("requestId", json.RawMessage(upID)).Encode()}
+		out := &jsonrpc.Message{Method: m.Method, Params: f.Set("requestId", json.RawMessage(upID)).Encode()}
 		s.up.Send(out.Encode(), route, true)
 	case "notifications/tools/list_changed":
 		if s.hooks.ToolsChanged == nil {
-			s.up.Send(in.Msg, nil, true)
+			s.up.Send(m.Encode(), nil, true)
 			return
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			s.hooks.ToolsChanged(s.ctx, s)
-			s.up.Send(in.Msg, nil, true)
+			s.up.Send(m.Encode(), nil, true)
 		}()
 	default:
 		s.mu.Lock()
 		route := s.routeLocked(in.Via, nil)
 		s.mu.Unlock()
-		s.up.Send(in.Msg, route, true)
+		s.up.Send(m.Encode(), route, true)
 	}
 }

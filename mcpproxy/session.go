@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpserve"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -22,20 +23,16 @@ type Upstream interface {
 	Send(msg []byte, route json.RawMessage, droppable bool)
 }
 
-// Forward sends the tools/call being decided to the server and waits for
-// its answer: the JSON-RPC result or error object, or err when the server
-// could not answer (crash, timeout, cancellation).
-type Forward func(ctx context.Context) (result, rpcErr json.RawMessage, err error)
-
 // Hooks are where the gateway governs what crosses a session.
 type Hooks struct {
 	// ToolsList rewrites one tools/list result for this client (filtering
 	// and narrowing). Nil passes it unchanged.
 	ToolsList func(result json.RawMessage) json.RawMessage
 	// CallTool handles one tools/call: it decides and, when the call is
-	// allowed, calls forward. It returns the result object for the client,
-	// or a JSON-RPC error object. Nil forwards every call.
-	CallTool func(ctx context.Context, params json.RawMessage, forward Forward) (result, rpcErr json.RawMessage)
+	// allowed, calls call.Forward with the params it decided on. It
+	// returns the result object for the client, or a JSON-RPC error
+	// object. Nil forwards every call as the client sent it.
+	CallTool func(ctx context.Context, call ToolCall) (result, rpcErr json.RawMessage)
 	// ToolsChanged runs when the server's tools may have changed (it said
 	// so, or it came back after a restart), before the client is told.
 	ToolsChanged func(ctx context.Context, s *Session)
@@ -76,9 +73,14 @@ type Session struct {
 	serverIDs  map[string]string
 	initParams json.RawMessage
 	version    string
+	clientCaps json.RawMessage
+	// requests are the client's requests in flight, each with its context.
+	requests mcpserve.Requests
+	// outbound correlates requests the gateway makes of the client.
+	outbound *jsonrpc.Outbound
 	// replay are requests that set session state (log level, resource
 	// subscriptions), sent again after a restart.
-	replay map[string]*Message
+	replay map[string]*jsonrpc.Message
 }
 
 type pending struct {
@@ -108,7 +110,8 @@ func NewSession(ctx context.Context, cfg *Config, up Upstream, hooks Hooks) (*Se
 	sctx, stop := context.WithCancel(context.Background())
 	s := &Session{cfg: cfg, up: up, hooks: hooks, log: cfg.log(), ctx: sctx, stop: stop,
 		pending: map[int64]*pending{}, byClientID: map[string]int64{}, tokens: map[string]json.RawMessage{},
-		serverReqs: map[string]serverReq{}, serverIDs: map[string]string{}, replay: map[string]*Message{}}
+		serverReqs: map[string]serverReq{}, serverIDs: map[string]string{}, replay: map[string]*jsonrpc.Message{},
+		outbound: jsonrpc.NewOutbound("tg-")}
 	s.install(conn, true)
 	return s, nil
 }
@@ -233,7 +236,7 @@ func (s *Session) reconnect() error {
 	s.mu.Lock()
 	params := s.initParams
 	version := s.version
-	replay := make([]*Message, 0, len(s.replay))
+	replay := make([]*jsonrpc.Message, 0, len(s.replay))
 	for _, m := range s.replay {
 		replay = append(replay, m)
 	}
@@ -244,7 +247,7 @@ func (s *Session) reconnect() error {
 		return ErrClosed
 	}
 	if params != nil {
-		r := s.roundTrip(s.ctx, &Message{Method: "initialize", Params: params}, nil, s.cfg.timeout(""), true)
+		r := s.roundTrip(s.ctx, &jsonrpc.Message{Method: "initialize", Params: params}, nil, s.cfg.timeout(""), true)
 		if r.err == nil && r.rpcErr != nil {
 			r.err = fmt.Errorf("initialize: %s", r.rpcErr)
 		}
@@ -301,7 +304,7 @@ func (s *Session) Close() error {
 func (s *Session) forget(id int64, p *pending) {
 	delete(s.pending, id)
 	if p.clientID != nil {
-		delete(s.byClientID, idKey(p.clientID))
+		delete(s.byClientID, jsonrpc.IDKey(p.clientID))
 	}
 	if p.token != "" {
 		delete(s.tokens, p.token)
@@ -311,12 +314,12 @@ func (s *Session) forget(id int64, p *pending) {
 // Request sends the proxy's own request to the server (not on behalf of
 // the client) and returns the result, e.g. to list tools for the policy.
 func (s *Session) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	r := s.roundTrip(ctx, &Message{Method: method, Params: params}, nil, s.cfg.timeout(""), false)
+	r := s.roundTrip(ctx, &jsonrpc.Message{Method: method, Params: params}, nil, s.cfg.timeout(""), false)
 	if r.err != nil {
 		return nil, r.err
 	}
 	if r.rpcErr != nil {
-		var e RPCError
+		var e jsonrpc.RPCError
 		_ = json.Unmarshal(r.rpcErr, &e)
 		return nil, fmt.Errorf("server %q: %s: %s", s.cfg.ID, method, e.Message)
 	}
@@ -327,7 +330,7 @@ func (s *Session) Request(ctx context.Context, method string, params json.RawMes
 // answer, bounded by timeout and ctx. clientID is the client's id when
 // the request is the client's. internal requests (the restart handshake)
 // may go out before the connection is ready.
-func (s *Session) roundTrip(ctx context.Context, m *Message, clientID json.RawMessage, timeout time.Duration, internal bool) reply {
+func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID json.RawMessage, timeout time.Duration, internal bool) reply {
 	s.mu.Lock()
 	switch {
 	case s.closed:
@@ -342,18 +345,18 @@ func (s *Session) roundTrip(ctx context.Context, m *Message, clientID json.RawMe
 	id := s.nextID
 	p := &pending{clientID: clientID, gen: s.gen, ch: make(chan reply, 1)}
 	if tok := progressToken(m.Params); tok != nil {
-		p.token = idKey(tok)
+		p.token = jsonrpc.IDKey(tok)
 		s.tokens[p.token] = clientID
 	}
 	s.pending[id] = p
 	if clientID != nil {
-		s.byClientID[idKey(clientID)] = id
+		s.byClientID[jsonrpc.IDKey(clientID)] = id
 	}
 	conn := s.conn
 	s.mu.Unlock()
 
-	wireID := json.RawMessage(strconv.AppendInt(nil, id, 10))
-	out := (&Message{ID: wireID, Method: m.Method, Params: m.Params}).Encode()
+	wireID := json.RawMessage(jsonrpc.IntID(id))
+	out := (&jsonrpc.Message{ID: wireID, Method: m.Method, Params: m.Params}).Encode()
 	if err := conn.Send(ctx, out, wireID); err != nil {
 		s.drop(id)
 		return reply{err: fmt.Errorf("server %q: %w", s.cfg.ID, err)}
@@ -384,8 +387,13 @@ func (s *Session) drop(id int64) {
 
 func (s *Session) cancelDownstream(conn Conn, id json.RawMessage, reason string) {
 	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
-	msg := (&Message{Method: "notifications/cancelled", Params: params}).Encode()
+	msg := (&jsonrpc.Message{Method: "notifications/cancelled", Params: params}).Encode()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = conn.Send(ctx, msg, nil)
+}
+
+// progressToken returns params._meta.progressToken, or nil.
+func progressToken(params json.RawMessage) json.RawMessage {
+	return jsonrpc.Field(jsonrpc.Field(params, "_meta"), "progressToken")
 }

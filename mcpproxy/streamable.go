@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"io"
 	"mime"
 	"net/http"
@@ -73,7 +74,7 @@ func (c *streamConn) Send(_ context.Context, msg []byte, id json.RawMessage) err
 		return c.err
 	default:
 	}
-	if !hasID(id) {
+	if !jsonrpc.HasID(id) {
 		resp, err := c.post(msg)
 		if err != nil {
 			return err
@@ -92,7 +93,7 @@ func (c *streamConn) Send(_ context.Context, msg []byte, id json.RawMessage) err
 		defer c.writers.Done()
 		resp, err := c.post(msg)
 		if err != nil {
-			c.deliver(Incoming{Msg: ErrorResponse(id, CodeUnavailable, err.Error()), Via: id})
+			c.deliver(Incoming{Msg: jsonrpc.ErrorResponse(id, jsonrpc.CodeUnavailable, err.Error()), Via: id})
 			return
 		}
 		c.readBody(resp, id)
@@ -154,7 +155,7 @@ func (c *streamConn) readBody(resp *http.Response, via json.RawMessage) {
 			if len(bytes.TrimSpace(ev.Data)) == 0 {
 				return true
 			}
-			if via != nil && answer == nil && isResponseTo(ev.Data, via) {
+			if via != nil && answer == nil && jsonrpc.IsResponseTo(ev.Data, via) {
 				answer = ev.Data
 				linger = time.AfterFunc(answerLinger, func() { resp.Body.Close() })
 				return true
@@ -174,7 +175,7 @@ func (c *streamConn) readBody(resp *http.Response, via json.RawMessage) {
 			if err != nil {
 				why = err.Error()
 			}
-			c.deliver(Incoming{Msg: ErrorResponse(via, CodeUnavailable, fmt.Sprintf("server %q: %s", c.cfg.ID, why)), Via: via})
+			c.deliver(Incoming{Msg: jsonrpc.ErrorResponse(via, jsonrpc.CodeUnavailable, fmt.Sprintf("server %q: %s", c.cfg.ID, why)), Via: via})
 		}
 	case "application/json":
 		body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
@@ -183,7 +184,7 @@ func (c *streamConn) readBody(resp *http.Response, via json.RawMessage) {
 		}
 		if err != nil {
 			if via != nil {
-				c.deliver(Incoming{Msg: ErrorResponse(via, CodeUnavailable, fmt.Sprintf("server %q: %v", c.cfg.ID, err)), Via: via})
+				c.deliver(Incoming{Msg: jsonrpc.ErrorResponse(via, jsonrpc.CodeUnavailable, fmt.Sprintf("server %q: %v", c.cfg.ID, err)), Via: via})
 			}
 			return
 		}
@@ -203,20 +204,9 @@ func (c *streamConn) readBody(resp *http.Response, via json.RawMessage) {
 	default:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		if via != nil && c.ctx.Err() == nil {
-			c.deliver(Incoming{Msg: ErrorResponse(via, CodeUnavailable, fmt.Sprintf("server %q answered with content type %q", c.cfg.ID, ct)), Via: via})
+			c.deliver(Incoming{Msg: jsonrpc.ErrorResponse(via, jsonrpc.CodeUnavailable, fmt.Sprintf("server %q answered with content type %q", c.cfg.ID, ct)), Via: via})
 		}
 	}
-}
-
-func isResponseTo(msg []byte, id json.RawMessage) bool {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != "" {
-		return false
-	}
-	return idKey(m.ID) == idKey(id)
 }
 
 func (c *streamConn) deliver(in Incoming) {

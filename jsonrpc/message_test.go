@@ -1,4 +1,4 @@
-package mcpproxy
+package jsonrpc
 
 import (
 	"strings"
@@ -60,21 +60,5 @@ func TestFieldsSet(t *testing.T) {
 	want := `{"name":"echo","inputSchema":{"type":"object","required":["x"]},"_meta":{"k": [1, 2]}}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
-	}
-}
-
-func TestReadEvents(t *testing.T) {
-	t.Parallel()
-	stream := "id: 1\nretry: 500\ndata: \n\n: comment\nevent: message\ndata: {\"a\":\ndata: 1}\n\ndata: last\n\n"
-	var got []event
-	if err := readEvents(strings.NewReader(stream), 1<<20, func(e event) bool { got = append(got, e); return true }); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 3 || got[0].ID != "1" || string(got[1].Data) != "{\"a\":\n1}" || got[1].Type != "message" || string(got[2].Data) != "last" {
-		t.Errorf("events: %+v", got)
-	}
-	big := "data: " + strings.Repeat("x", 100) + "\n\n"
-	if err := readEvents(strings.NewReader(big), 10, func(event) bool { return true }); err == nil {
-		t.Error("an event over the bound was accepted")
 	}
 }

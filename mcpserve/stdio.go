@@ -1,11 +1,13 @@
-package mcpproxy
+package mcpserve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"io"
 	"sync"
 )
@@ -31,7 +33,7 @@ func (u *stdioUpstream) Send(msg []byte, _ json.RawMessage, _ bool) {
 // ServeStdio relays one client session spoken as newline-delimited
 // JSON-RPC on in/out (what a harness launches) until in ends or ctx is
 // cancelled; then the downstream session is closed.
-func ServeStdio(ctx context.Context, newSession SessionFactory, in io.Reader, out io.Writer) error {
+func ServeStdio(ctx context.Context, newSession Factory, in io.Reader, out io.Writer) error {
 	up := &stdioUpstream{out: out}
 	sess, err := newSession(ctx, up)
 	if err != nil {
@@ -67,12 +69,15 @@ func ServeStdio(ctx context.Context, newSession SessionFactory, in io.Reader, ou
 			}
 			return err
 		case line := <-lines:
-			m, err := ParseMessage(line)
+			m, err := jsonrpc.ParseMessage(line)
 			if err != nil {
-				up.Send(ErrorResponse(nil, CodeParseError, err.Error()), nil, false)
+				up.Send(jsonrpc.ErrorResponse(nil, jsonrpc.CodeParseError, err.Error()), nil, false)
 				continue
 			}
-			sess.HandleClient(m)
+			sess.HandleClient(ctx, m)
+			if mustBeRequest(m) {
+				up.Send(jsonrpc.ErrorResponse(nil, jsonrpc.CodeInvalidRequest, notARequest(m)), nil, false)
+			}
 		}
 	}
 }
@@ -91,3 +96,6 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 		return trimLine(line), err
 	}
 }
+
+// trimLine drops the line end (LF or CRLF) and surrounding white space.
+func trimLine(b []byte) []byte { return bytes.TrimSpace(b) }

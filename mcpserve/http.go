@@ -1,10 +1,10 @@
-package mcpproxy
+package mcpserve
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"io"
 	"log/slog"
 	"net/http"
@@ -27,13 +27,10 @@ const (
 	maxClientMessage = 4 << 20
 )
 
-// SessionFactory starts the relay for a new client session.
-type SessionFactory func(ctx context.Context, up Upstream) (*Session, error)
-
 // Endpoint serves MCP streamable HTTP to clients, one relay Session per
 // client session (Mcp-Session-Id), and closes sessions idle for IdleTTL.
 type Endpoint struct {
-	newSession SessionFactory
+	newSession Factory
 	idleTTL    time.Duration
 	log        *slog.Logger
 
@@ -45,7 +42,7 @@ type Endpoint struct {
 }
 
 // NewEndpoint returns an endpoint whose sessions come from newSession.
-func NewEndpoint(newSession SessionFactory, idleTTL time.Duration, log *slog.Logger) *Endpoint {
+func NewEndpoint(newSession Factory, idleTTL time.Duration, log *slog.Logger) *Endpoint {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -82,7 +79,7 @@ func (e *Endpoint) Close() {
 // streams (one per in-flight POST request, plus the optional GET stream).
 type httpSession struct {
 	id       string
-	sess     *Session
+	sess     Session
 	lastUsed atomic.Int64
 	closed   chan struct{}
 	once     sync.Once
@@ -111,7 +108,7 @@ func (hs *httpSession) Send(msg []byte, route json.RawMessage, droppable bool) {
 		hs.mu.Lock()
 		var st *stream
 		if route != nil {
-			st = hs.streams[idKey(route)]
+			st = hs.streams[jsonrpc.IDKey(route)]
 		}
 		if st == nil {
 			st = hs.get
@@ -249,14 +246,14 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (e *Endpoint) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
-		writeRPCError(w, http.StatusBadRequest, nil, CodeInvalidRequest, "Mcp-Session-Id header required: initialize first")
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Mcp-Session-Id header required: initialize first")
 		return nil
 	}
 	e.mu.Lock()
 	hs := e.sessions[sid]
 	e.mu.Unlock()
 	if hs == nil {
-		writeRPCError(w, http.StatusNotFound, nil, CodeInvalidRequest, "session not found (it expired or was closed): initialize again")
+		writeRPCError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session not found (it expired or was closed): initialize again")
 		return nil
 	}
 	hs.touch()
@@ -266,7 +263,7 @@ func (e *Endpoint) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(ErrorResponse(id, code, msg))
+	_, _ = w.Write(jsonrpc.ErrorResponse(id, code, msg))
 }
 
 func accepts(r *http.Request, mediaType string) bool {
@@ -281,36 +278,40 @@ func accepts(r *http.Request, mediaType string) bool {
 func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxClientMessage+1))
 	if err != nil {
-		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, CodeInvalidRequest, "request body too large or unreadable: "+err.Error())
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, "request body too large or unreadable: "+err.Error())
 		return
 	}
 	if len(body) > maxClientMessage {
-		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, CodeInvalidRequest, "request body too large")
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, "request body too large")
 		return
 	}
-	m, err := ParseMessage(body)
+	m, err := jsonrpc.ParseMessage(body)
 	if err != nil {
-		writeRPCError(w, http.StatusBadRequest, nil, CodeParseError, err.Error())
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, err.Error())
 		return
 	}
 	var hs *httpSession
-	if m.Kind() == KindRequest && m.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
+	if m.Kind() == jsonrpc.KindRequest && m.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
 		if hs = e.create(w, r, m); hs == nil {
 			return
 		}
 	} else if hs = e.lookup(w, r); hs == nil {
 		return
 	}
-	if m.Kind() != KindRequest {
-		hs.sess.HandleClient(m)
+	if m.Kind() != jsonrpc.KindRequest {
+		hs.sess.HandleClient(r.Context(), m)
+		if mustBeRequest(m) {
+			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, notARequest(m))
+			return
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	key := idKey(m.ID)
+	key := jsonrpc.IDKey(m.ID)
 	st := newStream()
 	hs.open(key, st)
 	defer hs.release(key, st)
-	hs.sess.HandleClient(m)
+	hs.sess.HandleClient(r.Context(), m)
 	w.Header().Set("Mcp-Session-Id", hs.id)
 	if !accepts(r, "text/event-stream") {
 		e.answerJSON(w, r, hs, st, m.ID)
@@ -327,7 +328,7 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 	case <-hs.closed:
 		return
 	}
-	if isResponseTo(first, m.ID) && accepts(r, "application/json") {
+	if jsonrpc.IsResponseTo(first, m.ID) && accepts(r, "application/json") {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(first)
@@ -357,7 +358,7 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 		if flusher != nil {
 			flusher.Flush()
 		}
-		if isResponseTo(msg, m.ID) {
+		if jsonrpc.IsResponseTo(msg, m.ID) {
 			return
 		}
 	}
@@ -369,7 +370,7 @@ func (e *Endpoint) answerJSON(w http.ResponseWriter, r *http.Request, hs *httpSe
 	for {
 		select {
 		case msg := <-st.ch:
-			if isResponseTo(msg, id) {
+			if jsonrpc.IsResponseTo(msg, id) {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusOK)
 				_, _ = w.Write(msg)
@@ -383,7 +384,7 @@ func (e *Endpoint) answerJSON(w http.ResponseWriter, r *http.Request, hs *httpSe
 		case <-r.Context().Done():
 			return
 		case <-hs.closed:
-			writeRPCError(w, http.StatusNotFound, id, CodeInvalidRequest, "session closed")
+			writeRPCError(w, http.StatusNotFound, id, jsonrpc.CodeInvalidRequest, "session closed")
 			return
 		}
 	}
@@ -398,13 +399,13 @@ func writeEvent(w io.Writer, msg []byte) bool {
 	return err == nil
 }
 
-func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *Message) *httpSession {
+func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) *httpSession {
 	hs := &httpSession{id: newSessionID(), closed: make(chan struct{}), streams: map[string]*stream{}}
 	hs.touch()
 	sess, err := e.newSession(r.Context(), hs)
 	if err != nil {
 		e.log.Warn("mcp server unavailable for a new session", "err", err)
-		writeRPCError(w, http.StatusBadGateway, m.ID, CodeUnavailable, err.Error())
+		writeRPCError(w, http.StatusBadGateway, m.ID, jsonrpc.CodeUnavailable, err.Error())
 		return nil
 	}
 	hs.sess = sess
@@ -412,7 +413,7 @@ func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *Message) *h
 	if e.closed {
 		e.mu.Unlock()
 		_ = sess.Close()
-		writeRPCError(w, http.StatusServiceUnavailable, m.ID, CodeUnavailable, "shutting down")
+		writeRPCError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeUnavailable, "shutting down")
 		return nil
 	}
 	e.sessions[hs.id] = hs

@@ -1,0 +1,306 @@
+// Package callpipe is the one call pipeline of DESIGN.md §5, shared by
+// pack commands and proxied MCP tools: identity, grant, requires and
+// scopes, schema, constraints, tier, approval, the audit-failing gate,
+// the write-ahead decision event, execution, the outcome event. Every
+// transport (streamable HTTP, stdio, either protocol era) parses a
+// tools/call with ParseCall and hands it to Pipeline.Call; executors and
+// the asker (progress, elicitation) are small interfaces the transport and
+// the gateway supply. The package imports no MCP library: results are
+// built as raw JSON.
+//
+// Trust boundaries: Request.Agent is the identity the transport bound
+// (token, JWT or launch flag) — never anything from the request body.
+// Request.Call is untrusted but strictly parsed; it is the only form of
+// the request that is decided, digested, audited and executed, so what
+// was decided is what runs. Reasons may quote argument values: they are
+// redacted before they are audited or logged, and logged at debug only.
+package callpipe
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/toolgate/toolgate/approvals"
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/tiers"
+)
+
+// DeniedPrefix starts the text of every refusal, proxied or local, so
+// harnesses and people recognise a governance decision at a glance.
+const DeniedPrefix = "DENIED: "
+
+// Provider says what kind of surface a call is for; it names the audit
+// action's first part and the payload's provider.
+type Provider string
+
+// The two providers.
+const (
+	Command Provider = "command" // a command pack
+	MCP     Provider = "mcp"     // a proxied MCP server
+)
+
+// Snapshot is one revision of the workspace as the pipeline decides with
+// it. A call loads it once and finishes under it, whatever reloads
+// meanwhile.
+type Snapshot struct {
+	Policy   *grantcheck.Policy
+	Rules    *approvals.Rules
+	Revision string
+	// Wait is how long a call waits for an approval (approvals.wait).
+	Wait time.Duration
+	// Elicitation lets the caller's own user approve cautious writes
+	// (approvals.elicitation); never strict ones.
+	Elicitation bool
+}
+
+// Request is one tools/call on its way through the pipeline.
+type Request struct {
+	// Agent is the identity the transport bound; "" is refused.
+	Agent    string
+	Provider Provider
+	Surface  string
+	// Call is the parsed call; nil when ParseErr says why it is not.
+	Call *Call
+	// ParseErr refuses a malformed call (still audited); Name is the tool
+	// name as far as it could be read, for the audit.
+	ParseErr error
+	Name     string
+	// Exec runs an allowed call; Asker reaches the caller while it waits
+	// (nil: no progress, no elicitation).
+	Exec  Executor
+	Asker Asker
+	// TraceID is the request's trace id, when it carried trace context.
+	TraceID string
+}
+
+// Result is what the transport sends back: a CallToolResult object, or a
+// downstream server's JSON-RPC error object passed through as is.
+type Result struct {
+	JSON     []byte
+	RPCError []byte
+	// Denied is true for a refusal by toolgate (JSON is a DENIED result).
+	Denied bool
+}
+
+// Executor turns an allowed call into a run. Prepare checks what only the
+// executor can — the argv of a pack command, that its binary is still
+// there — and an error refuses the call before anyone is asked to approve.
+type Executor interface {
+	Prepare(ctx context.Context, call *Call) (Run, error)
+}
+
+// Run is a prepared call. Exactly one of Execute or Discard is called.
+type Run interface {
+	// Preview is what an approver is shown beside the arguments: a pack
+	// command's argv; nil for a proxied tool.
+	Preview() []string
+	// Execute runs the call. decision is (a copy of) its decision event,
+	// already recorded, which later events about the call (a background
+	// job's end) refer to by its Seq.
+	Execute(ctx context.Context, decision audit.Event) Outcome
+	Discard()
+}
+
+// Outcome is how a run ended: the result for the client and the facts the
+// audit records. Strings are redacted by the pipeline.
+type Outcome struct {
+	Result   []byte
+	RPCError []byte
+	Argv     []string
+	Exit     *int
+	Duration time.Duration
+	// OutputBytes and Truncated are set when output was produced.
+	OutputBytes *int64
+	Truncated   *bool
+	// Error describes a failure for the audit; the result already tells
+	// the client.
+	Error string
+	// Note is appended to the outcome event's reason (a background job's
+	// id).
+	Note string
+}
+
+// Asker reaches the caller of a waiting call through the transport that
+// carried it.
+type Asker interface {
+	// Progress tells the caller the call still waits; it reports false
+	// when the caller asked for no progress.
+	Progress(ctx context.Context, done, total float64, message string) bool
+	// Elicit asks the caller's user a yes/no question; ErrNoElicitation
+	// when the client cannot be asked.
+	Elicit(ctx context.Context, message string) (Answer, error)
+}
+
+// Answer is the user's reply to an elicitation.
+type Answer int
+
+// The answers.
+const (
+	Declined  Answer = iota // the user said no
+	Approved                // the user said yes
+	Cancelled               // the user dismissed the question
+)
+
+// Redactor removes credential values from text shown to agents, written
+// to the audit or logged.
+type Redactor interface {
+	Redact(s string) string
+}
+
+// Options are the pipeline's dependencies.
+type Options struct {
+	// Snapshot returns the workspace revision in force.
+	Snapshot  func() *Snapshot
+	Approvals *approvals.Broker
+	Journal   *Journal
+	Redactor  Redactor
+	Logger    *slog.Logger
+}
+
+// Pipeline decides, executes and audits tools/calls. It is safe for
+// concurrent use and holds no per-call state.
+type Pipeline struct {
+	snapshot  func() *Snapshot
+	approvals *approvals.Broker
+	journal   *Journal
+	redactor  Redactor
+	log       *slog.Logger
+}
+
+// New returns a pipeline over its dependencies.
+func New(opts Options) *Pipeline {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Redactor == nil {
+		opts.Redactor = noRedaction{}
+	}
+	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: opts.Redactor, log: opts.Logger}
+}
+
+type noRedaction struct{}
+
+func (noRedaction) Redact(s string) string { return s }
+
+// Journal returns the audit journal every event of the gateway goes to.
+func (p *Pipeline) Journal() *Journal { return p.journal }
+
+// Call runs one tools/call through every stage and returns what the
+// client gets. It never panics on hostile input and always audits: a
+// refusal is one event; an allowed call is a decision event written
+// before anything runs and an outcome event after.
+func (p *Pipeline) Call(ctx context.Context, req Request) Result {
+	snap := p.snapshot()
+	name := req.Name
+	if req.Call != nil {
+		name = req.Call.Name
+	}
+	ev := p.newCallEvent(req, name, snap)
+	if req.ParseErr != nil || req.Call == nil {
+		msg := "malformed tools/call"
+		if req.ParseErr != nil {
+			msg += ": " + req.ParseErr.Error()
+		}
+		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(msg)
+		return p.refuse(ctx, ev, ev.Reason)
+	}
+	call := req.Call
+	d := snap.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
+	ev.Decision, ev.Tier, ev.Payload.Effects = string(d.Outcome), string(d.Tier), string(d.Effects)
+	ev.Reason = p.redactor.Redact(d.Reason)
+	p.log.Info("decision", "agent", req.Agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier)
+	p.log.Debug("decision reason", "agent", req.Agent, "action", ev.Action, "reason", ev.Reason)
+	if d.Outcome == tiers.Deny {
+		return p.refuse(ctx, ev, ev.Reason)
+	}
+	run, err := req.Exec.Prepare(ctx, call)
+	if err != nil {
+		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(err.Error())
+		return p.refuse(ctx, ev, ev.Reason)
+	}
+	if d.Outcome == tiers.Approval {
+		if r, refused := p.approve(ctx, snap, req, d, ev, run.Preview()); refused {
+			run.Discard()
+			return r
+		}
+	}
+	if failing := p.journal.Failing(); failing != "" {
+		run.Discard()
+		ev.Decision = string(grantcheck.Deny)
+		ev.Reason = "the audit log is failing (" + failing + "); calls are refused until it can be written"
+		return p.refuse(ctx, ev, ev.Reason)
+	}
+	// Write-ahead: no side effect without a durable decision.
+	if preview := run.Preview(); preview != nil {
+		ev.Argv = p.redactAll(preview)
+	}
+	if err := p.journal.Append(ev); err != nil {
+		run.Discard()
+		return auditFailure(err)
+	}
+	start := time.Now()
+	out := run.Execute(ctx, *ev)
+	if out.Duration == 0 {
+		out.Duration = time.Since(start)
+	}
+	return p.finish(ev, out)
+}
+
+// finish writes the outcome event of an executed call and returns its
+// result (redacted).
+func (p *Pipeline) finish(decision *audit.Event, out Outcome) Result {
+	ev := outcomeEvent(decision, out, p.redactor)
+	if err := p.journal.Append(ev); err != nil {
+		return auditFailure(err)
+	}
+	var res Result
+	if out.Result != nil {
+		res.JSON = p.redactJSON(out.Result)
+	}
+	if out.RPCError != nil {
+		res.RPCError = p.redactJSON(out.RPCError)
+	}
+	if res.JSON == nil && res.RPCError == nil {
+		res.JSON = ErrorResult(decision.Payload.Container + ":" + decision.Payload.Member + " produced no result")
+	}
+	return res
+}
+
+// refuse audits a refusal and returns it as the tool result every client
+// sees: isError with the DENIED prefix.
+func (p *Pipeline) refuse(_ context.Context, ev *audit.Event, reason string) Result {
+	if err := p.journal.Append(ev); err != nil {
+		return auditFailure(err)
+	}
+	return Result{JSON: ErrorResult(DeniedPrefix + reason), Denied: true}
+}
+
+func auditFailure(err error) Result {
+	return Result{JSON: ErrorResult(DeniedPrefix + "the audit log could not be written, so the call is refused: " + err.Error()), Denied: true}
+}
+
+func (p *Pipeline) redactAll(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = p.redactor.Redact(a)
+	}
+	return out
+}
+
+// redactJSON removes credential values from a JSON document for the
+// client. Redaction replaces text, so the document is checked again: one
+// that no longer parses (a secret spanning an escape) is replaced by an
+// error result rather than sent broken.
+func (p *Pipeline) redactJSON(b []byte) []byte {
+	red := p.redactor.Redact(string(b))
+	if len(red) == len(b) && red == string(b) {
+		return b
+	}
+	if !json.Valid([]byte(red)) {
+		return ErrorResult("the result held a credential and was withheld")
+	}
+	return []byte(red)
+}

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/callpipe"
+	"github.com/toolgate/toolgate/grantcheck"
+)
+
+// revision is what the gateway decides with right now: the pipeline's
+// snapshot and the per-(agent, surface) views compiled from its policy.
+// A new policy (a reload, a downstream listing) is a new revision, so
+// views never outlive the grants they were computed from.
+type revision struct {
+	snap  *callpipe.Snapshot
+	views sync.Map // endpointKey → *agentView
+}
+
+// agentView is one agent's view of one surface under one revision,
+// computed once and shared by every request: the tools it may call
+// (schemas narrowed by its constraints) and, for a pack surface, the
+// encoded tools/list result.
+type agentView struct {
+	tools  []grantcheck.ToolView
+	byName map[string]grantcheck.ToolView
+	// jobs is true when the agent holds a background command on the pack
+	// (it is then shown the job tools).
+	jobs bool
+	// list is the tools/list result of a pack surface.
+	list []byte
+}
+
+// holds reports whether the view shows the agent anything.
+func (v *agentView) holds() bool { return len(v.tools) > 0 }
+
+// view returns agent's view of surface under the current revision.
+func (g *Gateway) view(agent, surfaceID string) *agentView {
+	rev := g.rev.Load()
+	key := endpointKey{agent, surfaceID}
+	if v, ok := rev.views.Load(key); ok {
+		return v.(*agentView)
+	}
+	tools := rev.snap.Policy.Tools(agent, surfaceID)
+	v := &agentView{tools: tools, byName: make(map[string]grantcheck.ToolView, len(tools))}
+	for _, t := range tools {
+		v.byName[t.Name] = t
+	}
+	if s, ok := g.surfaces[surfaceID]; ok {
+		v.jobs = g.hasJobTools(s, tools)
+		v.list = g.packToolList(s, v)
+	}
+	actual, _ := rev.views.LoadOrStore(key, v)
+	return actual.(*agentView)
+}
+
+// packToolList encodes the tools/list result of a pack surface: the
+// granted commands under their own names, then the job tools.
+func (g *Gateway) packToolList(s *surface, v *agentView) []byte {
+	defs := make([]mcp.Tool, 0, len(v.tools)+3)
+	for _, t := range v.tools {
+		defs = append(defs, toolDefinition(t))
+	}
+	if v.jobs {
+		defs = append(defs, jobToolDefinitions()...)
+	}
+	// A deterministic order, by name (a list is the same bytes every time).
+	slices.SortFunc(defs, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	b, err := json.Marshal(struct {
+		Tools []mcp.Tool `json:"tools"`
+	}{defs})
+	if err != nil {
+		g.log.Error("tool list not encodable", "surface", s.pack.ID, "err", err)
+		return []byte(`{"tools":[]}`)
+	}
+	return b
+}
