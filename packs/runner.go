@@ -118,6 +118,10 @@ type Invocation struct {
 	// Argv is the program and its arguments, unredacted (Result.Argv is the
 	// redacted copy).
 	Argv []string
+	// ArgvNamed is Argv with each bound descriptor (/dev/fd/N) written as
+	// the path the caller named: what an approver should be shown. Equal to
+	// Argv when nothing is bound.
+	ArgvNamed []string
 	// Env is the complete environment, KEY=VALUE. It holds credential
 	// values: never log it.
 	Env []string
@@ -180,6 +184,13 @@ func (r *Runner) PrepareBound(pack *workspace.CommandPack, cmd *workspace.Comman
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
 	}
+	named := argv
+	if len(bound) > 0 {
+		// Only for people: the values were checked as paths, not as argv.
+		if named, err = BuildArgv(cmd, args); err != nil {
+			named = argv
+		}
+	}
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, fmt.Errorf("command %s: argv has no program; the pack's argv must start with a literal program name", name)
 	}
@@ -189,7 +200,7 @@ func (r *Runner) PrepareBound(pack *workspace.CommandPack, cmd *workspace.Comman
 	}
 	inv := &Invocation{
 		Pack: pack.ID, Command: cmd.ID,
-		Argv: argv, Env: env,
+		Argv: argv, ArgvNamed: named, Env: env,
 		Dir:       dir,
 		Timeout:   r.timeout(pack, cmd),
 		MaxOutput: r.maxOutput(pack),
