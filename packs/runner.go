@@ -28,9 +28,12 @@ const (
 	// SIGKILL.
 	DefaultKillGrace = 2 * time.Second
 	// DefaultMaxMemory bounds each process of a command whose pack
-	// declares no max_memory, as address space (RLIMIT_AS). Placeholder
-	// until measured (docs/limits.md).
-	DefaultMaxMemory int64 = 2 << 30
+	// declares no max_memory, as address space (RLIMIT_AS): five times the
+	// largest floor measured for the runtimes packs run (a Go CLI such as
+	// gh needs 759 MiB of address space just to start, Node 711 MiB),
+	// rounded up to a power of two (docs/limits.md). Packs that know their
+	// program declare less: json-tools (jq) 512 MiB.
+	DefaultMaxMemory int64 = 4 << 30
 	// StderrTailBytes is how much of the end of stderr a Result keeps: the
 	// end of stderr is where a failing program says why.
 	StderrTailBytes = 8 << 10
