@@ -147,3 +147,13 @@ func readPID(t *testing.T, path string) int {
 	})
 	return pid
 }
+
+// requireProgram fails the test when a real program it drives is missing.
+func requireProgram(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := lookPathIn(n, os.Getenv("PATH"), ""); err != nil {
+			t.Fatalf("%s is needed: %v", n, err)
+		}
+	}
+}

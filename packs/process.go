@@ -1,96 +1,20 @@
 package packs
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
-)
 
-// The names (argv[0]) under which the toolgate binary runs as a command's
-// supervisor and as the memory-limit shim (MaybeSupervise).
-const (
-	supervisorArg0 = "toolgate-supervise"
-	limitExecArg0  = "toolgate-limit-exec"
+	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
 // supervisorMargin is how long past its kill grace a supervisor has to
 // report before the gateway kills its group itself: the supervisor kills
 // its descendants at the end of the grace, then needs a moment to reap them.
 const supervisorMargin = 2 * time.Second
-
-// maxReportBytes bounds what is read from a supervisor's report pipe.
-const maxReportBytes = 64 << 10
-
-// superviseReport is what the supervisor tells the gateway about a run.
-type superviseReport struct {
-	// Exit is the command's exit status, Signal the signal that killed it
-	// (0 when it exited).
-	Exit   int `json:"exit"`
-	Signal int `json:"signal,omitempty"`
-	// MaxRSS is the command's peak resident set, in bytes.
-	MaxRSS int64 `json:"maxrss,omitempty"`
-	// Killed counts descendants still running when the command ended or
-	// was stopped, all of them killed; OutsideGroup counts those among them
-	// that had left the process group (setsid).
-	Killed       int `json:"killed,omitempty"`
-	OutsideGroup int `json:"outside_group,omitempty"`
-	// CleanupMS is how long stopping the descendants took.
-	CleanupMS int64 `json:"cleanup_ms,omitempty"`
-	// StartError is set when the command could not be started.
-	StartError string `json:"start_error,omitempty"`
-}
-
-// superviseArgs is the supervisor's command line: -files N -as BYTES
-// -grace MS -- PROGRAM ARGV0 ARGS...
-type superviseArgs struct {
-	files   int
-	as      int64
-	grace   time.Duration
-	program string
-	argv    []string
-}
-
-func (a superviseArgs) encode() []string {
-	out := []string{supervisorArg0, "-files", strconv.Itoa(a.files), "-as", strconv.FormatInt(a.as, 10),
-		"-grace", strconv.FormatInt(a.grace.Milliseconds(), 10), "--", a.program}
-	return append(out, a.argv...)
-}
-
-func parseSuperviseArgs(args []string) (superviseArgs, error) {
-	var a superviseArgs
-	for len(args) > 0 && args[0] != "--" {
-		if len(args) < 2 {
-			return a, fmt.Errorf("option %s has no value", args[0])
-		}
-		n, err := strconv.ParseInt(args[1], 10, 64)
-		if err != nil || n < 0 {
-			return a, fmt.Errorf("option %s: %q is not a count", args[0], args[1])
-		}
-		switch args[0] {
-		case "-files":
-			a.files = int(n)
-		case "-as":
-			a.as = n
-		case "-grace":
-			a.grace = time.Duration(n) * time.Millisecond
-		default:
-			return a, fmt.Errorf("unknown option %s", args[0])
-		}
-		args = args[2:]
-	}
-	if len(args) < 3 {
-		return a, fmt.Errorf("no program after --")
-	}
-	a.program, a.argv = args[1], args[2:]
-	return a, nil
-}
 
 // started is a running command with the read ends of its output pipes and,
 // when it runs under a supervisor, the supervisor's pipes.
@@ -105,7 +29,8 @@ type started struct {
 	// the read end of its report. Both nil for a direct run.
 	ctl, report *os.File
 	ctlOnce     sync.Once
-	rep         *superviseReport
+	rep         *supervisor.Report
+	repErr      error
 	// cleanup removes what the run needed only while it ran (the empty
 	// directory of a confined command).
 	cleanup func()
@@ -147,18 +72,25 @@ func (p *started) stop(grace time.Duration) {
 	}
 	select {
 	case <-p.leaderDone:
-		return
 	default:
+		p.closeCtl()
+		t := time.NewTimer(grace + supervisorMargin)
+		select {
+		case <-p.leaderDone:
+		case <-t.C:
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			_ = p.cmd.Process.Kill()
+			<-p.leaderDone
+		}
+		t.Stop()
 	}
 	p.closeCtl()
-	t := time.NewTimer(grace + supervisorMargin)
-	defer t.Stop()
-	select {
-	case <-p.leaderDone:
-	case <-t.C:
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		_ = p.cmd.Process.Kill()
-		<-p.leaderDone
+	p.rep, p.repErr = supervisor.ReadReport(p.report)
+	p.report.Close()
+	if p.repErr != nil {
+		// The supervisor died without reporting (killed, crashed): what it
+		// started may still run in its process group; stop that directly.
+		stopGroup(p.cmd.Process.Pid, p.cmd.Process, p.leaderDone, grace)
 	}
 }
 
@@ -182,34 +114,16 @@ func (p *started) exit() exitInfo {
 	if p.report == nil {
 		return ex
 	}
-	p.closeCtl()
-	rep, err := readReport(p.report)
-	p.report.Close()
-	if err != nil {
-		ex.supervisorErr = fmt.Sprintf("the command's supervisor ended without a report (%v); its exit status is the supervisor's", err)
+	if p.repErr != nil {
+		ex.supervisorErr = fmt.Sprintf("the command's supervisor ended without a report (%v); its process group was stopped", p.repErr)
 		return ex
 	}
-	p.rep = rep
+	rep := p.rep
 	ex = exitInfo{code: rep.Exit, maxRSS: rep.MaxRSS, killed: rep.Killed, outside: rep.OutsideGroup}
 	if rep.Signal != 0 {
 		ex.code, ex.signal = -1, syscall.Signal(rep.Signal)
 	}
 	return ex
-}
-
-func readReport(f *os.File) (*superviseReport, error) {
-	b, err := io.ReadAll(io.LimitReader(f, maxReportBytes))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) == 0 {
-		return nil, errors.New("empty report")
-	}
-	var rep superviseReport
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, err
-	}
-	return &rep, nil
 }
 
 // openBoundFiles opens inv's path_within arguments beneath their roots, in

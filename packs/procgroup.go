@@ -1,7 +1,6 @@
 package packs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
 // groupPollInterval is how often a stopping process group is checked for
@@ -82,37 +83,12 @@ func runningMembers(pgid int) (running, known bool) {
 		if err != nil {
 			continue
 		}
-		state, _, g, ok := procStat(n)
+		state, _, g, ok := supervisor.ProcStat(n)
 		if ok && state != 'Z' && state != 'X' && g == pgid {
 			return true, true
 		}
 	}
 	return false, true
-}
-
-// procStat reads state, parent and process group of pid from
-// /proc/<pid>/stat.
-func procStat(pid int) (state byte, ppid, pgid int, ok bool) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, 0, false
-	}
-	// After "pid (comm) " come: state ppid pgrp ...; comm may hold spaces
-	// and parentheses, so parse from the last ')'.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, 0, 0, false
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, 0, 0, false
-	}
-	pp, err1 := strconv.Atoi(f[1])
-	pg, err2 := strconv.Atoi(f[2])
-	if err1 != nil || err2 != nil {
-		return 0, 0, 0, false
-	}
-	return f[0][0], pp, pg, true
 }
 
 // lookPathIn finds program the way execvp would, but in the PATH the

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
 // Run executes inv directly (no shell) in its own process group and waits
@@ -228,10 +230,10 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 			return fail(err)
 		}
 		cmd.Path = r.Supervisor
-		if supervisorEnv != "" {
-			cmd.Env = append(append([]string{}, env...), supervisorEnv)
+		if supervisor.RaceEnv != "" {
+			cmd.Env = append(append([]string{}, env...), supervisor.RaceEnv)
 		}
-		cmd.Args = superviseArgs{files: len(files), as: inv.MaxMemory, grace: r.killGrace(), program: path, argv: inv.Argv}.encode()
+		cmd.Args = supervisor.Args{Files: len(files), AS: inv.MaxMemory, Grace: r.killGrace(), Program: path, Argv: inv.Argv}.Encode()
 		cmd.ExtraFiles = append(append([]*os.File{}, files...), ctlR, repW)
 		p.ctl, p.report = ctlW, repR
 	}

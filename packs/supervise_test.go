@@ -5,7 +5,6 @@ package packs
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -120,6 +119,7 @@ func TestSupervisorStopsTreeWhenGatewayDies(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the supervisor did not end after its control pipe closed")
 	}
+	p.stop(time.Second)
 	p.stdout.Close()
 	p.stderr.Close()
 	rep := p.exit()
@@ -158,11 +158,37 @@ func TestMaxMemory(t *testing.T) {
 	}
 }
 
-func requireProgram(t *testing.T, names ...string) {
-	t.Helper()
-	for _, n := range names {
-		if _, err := lookPathIn(n, os.Getenv("PATH"), ""); err != nil {
-			t.Fatalf("%s is needed: %v", n, err)
-		}
+// TestSupervisorKilled: a supervisor that dies without reporting (here
+// SIGKILL) leaves its process group to the gateway, which stops it.
+func TestSupervisorKilled(t *testing.T) {
+	t.Parallel()
+	requireProgram(t, "sh", "sleep")
+	r := newTestRunner(t, nil)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	pack := packOf(command("c", "sh", "-c", `sleep 300 & echo $! > "$1"; wait`, "sh", "{f}"))
+	inv, err := r.Prepare(pack, pack.Commands[0], map[string]any{"f": pidFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := lookPathIn(inv.Argv[0], envValue(inv.Env, "PATH"), inv.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.start(path, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := readPID(t, pidFile)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.leaderDone
+	p.stop(200 * time.Millisecond)
+	p.stdout.Close()
+	p.stderr.Close()
+	ex := p.exit()
+	waitFor(t, 5*time.Second, "the group member outlived its killed supervisor", func() bool { return processGone(pid) })
+	if !strings.Contains(ex.supervisorErr, "without a report") {
+		t.Errorf("exit %+v, want the missing report named", ex)
 	}
 }
