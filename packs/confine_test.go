@@ -87,3 +87,21 @@ func TestConfinedProgram(t *testing.T) {
 	}
 	_ = workspace.Command{}
 }
+
+// FuzzCheckJQ: the scanner never panics, and text that does not contain
+// the refused words at all is never refused for using them.
+func FuzzCheckJQ(f *testing.F) {
+	for _, s := range []string{`import "x" as $s; .`, `"\(include)"`, `.a # c`, `{import: 1}`, `"\(`, `"\\"`, "#\nmodulemeta"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, prog string) {
+		err := checkJQ(prog)
+		if err == nil || strings.Contains(err.Error(), "unterminated") {
+			return
+		}
+		low := prog
+		if !strings.Contains(low, "import") && !strings.Contains(low, "include") && !strings.Contains(low, "modulemeta") {
+			t.Fatalf("%q refused without a refused word: %v", prog, err)
+		}
+	})
+}

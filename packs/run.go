@@ -144,7 +144,7 @@ func failureReasons(res *Result, ex exitInfo, sink *cappedSink, cancelled error,
 // not allocate memory, in the words jq, glibc, Rust, Go and Node use.
 func mentionsMemory(stderr string) bool {
 	s := strings.ToLower(stderr)
-	for _, w := range []string{"cannot allocate memory", "out of memory", "memory allocation", "alloc", "enomem", "heap limit"} {
+	for _, w := range []string{"cannot allocate", "out of memory", "memory allocation", "malloc", "enomem", "heap limit", "failed to reserve"} {
 		if strings.Contains(s, w) {
 			return true
 		}
@@ -182,6 +182,11 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 	env, dir, cleanup, err := sandbox(inv)
 	if err != nil {
 		return nil, err
+	}
+	if dir != inv.Dir && !filepath.IsAbs(path) {
+		// A program named relative to the declared directory, run
+		// elsewhere.
+		path = filepath.Join(inv.Dir, path)
 	}
 	files, err := openBoundFiles(inv)
 	if err != nil {
