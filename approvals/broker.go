@@ -13,15 +13,20 @@
 //     <id> denied/expired); the call after that opens a new request.
 //   - A changed argument is a different digest, so a different request.
 //
-// Broker state lives in memory in one process. Each `toolgate serve`
-// process (the daemon, every per-agent HTTP or stdio instance) has its own
-// broker and shares nothing: the admin API, the console and `toolgate
-// approvals` reach the broker of the process they talk to, and a stdio
-// instance can be approved only by elicitation. A restart forgets every
-// request (pending calls simply ask again).
+// With Options.Store (package state) the requests live in the store that
+// every toolgate process of a deployment shares: any process approves or
+// denies any request, a waiting call wakes when its request is decided
+// elsewhere, and every transition is a conditional update that exactly one
+// process wins — so an approval runs once across replicas, and OnDecision
+// fires once per decision in the whole deployment (in the process whose
+// update made the transition). Without a Store the broker keeps its
+// requests in this process's memory, as unit tests and single-process
+// tools want.
 package approvals
 
 import (
+	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -132,6 +137,18 @@ type Options struct {
 	// is approved, denied or expires, so the gateway can audit it and push
 	// it to the console. It must not block for long.
 	OnDecision func(Request)
+	// Store, when set, holds the requests where every process of the
+	// deployment sees them; nil keeps them in this process's memory.
+	Store Store
+	// MaxPendingPerAgent caps one agent's pending requests
+	// (gateway.approvals.max_pending; default DefaultMaxPending); a call
+	// beyond it is refused with ErrTooManyPending.
+	MaxPendingPerAgent int
+	// Recheck is how often a waiting call looks at the store even without
+	// a notification, a safety net for one lost with a connection
+	// (default 1s). Sweep is how often expired requests are expired
+	// (default 1s).
+	Recheck, Sweep time.Duration
 }
 
 // Broker holds the approval requests of one process. It is safe for
@@ -139,6 +156,12 @@ type Options struct {
 type Broker struct {
 	ttl        time.Duration
 	onDecision func(Request)
+	maxPending int
+
+	store          Store
+	recheck, sweep time.Duration
+	stopSweep      chan struct{}
+	sweepDone      chan struct{}
 
 	mu     sync.Mutex
 	byID   map[string]*entry
@@ -161,13 +184,25 @@ func New(opts Options) *Broker {
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultTTL
 	}
-	return &Broker{
+	if opts.MaxPendingPerAgent <= 0 {
+		opts.MaxPendingPerAgent = DefaultMaxPending
+	}
+	b := &Broker{
 		ttl:        opts.TTL,
 		onDecision: opts.OnDecision,
+		maxPending: opts.MaxPendingPerAgent,
+		store:      opts.Store,
+		recheck:    cmp.Or(opts.Recheck, time.Second),
+		sweep:      cmp.Or(opts.Sweep, time.Second),
 		byID:       map[string]*entry{},
 		latest:     map[Key]*entry{},
 		subs:       map[chan struct{}]struct{}{},
 	}
+	if b.store != nil {
+		b.stopSweep, b.sweepDone = make(chan struct{}), make(chan struct{})
+		go b.sweeper()
+	}
+	return b
 }
 
 // TTL is how long requests and approvals stay valid.
@@ -177,6 +212,10 @@ func (b *Broker) TTL() time.Duration { return b.ttl }
 func (b *Broker) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.store != nil && !b.closed {
+		close(b.stopSweep)
+		<-b.sweepDone
+	}
 	b.closed = true
 	for _, e := range b.byID {
 		if e.timer != nil {
@@ -187,6 +226,10 @@ func (b *Broker) Close() {
 
 // Get returns the request with id, in whatever state it is.
 func (b *Broker) Get(id string) (Request, bool) {
+	if b.store != nil {
+		r, err := b.GetContext(context.Background(), id)
+		return r, err == nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, ok := b.byID[id]
@@ -198,6 +241,10 @@ func (b *Broker) Get(id string) (Request, bool) {
 
 // Pending lists the requests waiting for a decision, oldest first.
 func (b *Broker) Pending() []Request {
+	if b.store != nil {
+		out, _ := b.PendingContext(context.Background())
+		return out
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []Request
@@ -218,12 +265,12 @@ func (b *Broker) Pending() []Request {
 // Approve approves a pending request on behalf of by (ByOperator,
 // ByElicitation). The approval is usable once, for TTL from now.
 func (b *Broker) Approve(id, by string) (Request, error) {
-	return b.decide(id, Approved, by, "")
+	return b.ApproveContext(context.Background(), id, by)
 }
 
 // Deny refuses a pending request for good; reason is shown to the agent.
 func (b *Broker) Deny(id, by, reason string) (Request, error) {
-	return b.decide(id, Denied, by, reason)
+	return b.DenyContext(context.Background(), id, by, reason)
 }
 
 func (b *Broker) decide(id string, to State, by, reason string) (Request, error) {
@@ -264,6 +311,11 @@ func (b *Broker) decide(id string, to State, by, reason string) (Request, error)
 // request is created already used, so it shows in history and its id goes
 // into the audit event.
 func (b *Broker) Grant(key Key, info Info, by string) Request {
+	r, _ := b.GrantContext(context.Background(), key, info, by)
+	return r
+}
+
+func (b *Broker) grantMem(key Key, info Info, by string) Request {
 	now := time.Now()
 	e := b.newEntry(key, info, now)
 	e.req.State, e.req.DecidedBy, e.req.DecidedAt = Used, by, now
@@ -279,6 +331,9 @@ func (b *Broker) Grant(key Key, info Info, by string) Request {
 // bursts coalesce) whenever the set of requests changes, and a function
 // that ends the subscription.
 func (b *Broker) Subscribe() (<-chan struct{}, func()) {
+	if b.store != nil {
+		return b.store.WatchApprovals()
+	}
 	ch := make(chan struct{}, 1)
 	b.mu.Lock()
 	b.subs[ch] = struct{}{}

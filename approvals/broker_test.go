@@ -252,3 +252,33 @@ func TestGrantRecordsRuleApproval(t *testing.T) {
 		t.Errorf("a rule approval left a pending request")
 	}
 }
+
+// TestMaxPendingPerAgentInMemory: an agent flooding the queue with
+// distinct calls is refused past its cap, with ErrTooManyPending; joining
+// an existing request and other agents are not affected.
+func TestMaxPendingPerAgentInMemory(t *testing.T) {
+	t.Parallel()
+	b := New(Options{MaxPendingPerAgent: 3})
+	defer b.Close()
+	ctx := context.Background()
+	for i := range 3 {
+		if r := b.Wait(ctx, key(string(rune('a'+i))), Info{}, WaitOptions{Wait: time.Millisecond}); r.Outcome != StillPending {
+			t.Fatalf("request %d: %+v", i, r)
+		}
+	}
+	over := b.Wait(ctx, key("flood"), Info{}, WaitOptions{Wait: time.Millisecond})
+	if over.Outcome != Failed || !errors.Is(over.Err, ErrTooManyPending) {
+		t.Errorf("past the cap: %+v, want Failed with ErrTooManyPending", over)
+	}
+	if r := b.Wait(ctx, key("a"), Info{}, WaitOptions{Wait: time.Millisecond}); r.Outcome != StillPending {
+		t.Errorf("joining an existing request past the cap: %+v", r)
+	}
+	other := key("flood")
+	other.Agent = "b"
+	if r := b.Wait(ctx, other, Info{}, WaitOptions{Wait: time.Millisecond}); r.Outcome != StillPending {
+		t.Errorf("another agent: %+v", r)
+	}
+	if got := len(b.Pending()); got != 4 {
+		t.Errorf("%d pending, want 4", got)
+	}
+}

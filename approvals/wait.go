@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -18,12 +19,18 @@ const (
 	Refused Outcome = "refused"
 	// Canceled: the caller went away (ctx ended) while waiting.
 	Canceled Outcome = "canceled"
+	// Failed: no request could be opened or read; Result.Err says why
+	// (ErrTooManyPending for the per-agent cap, or a store failure). The
+	// call must be refused.
+	Failed Outcome = "failed"
 )
 
 // Result is what Wait returns: the outcome and the request it concerns.
 type Result struct {
 	Outcome Outcome
 	Request Request
+	// Err is set with Outcome Failed.
+	Err error
 }
 
 // WaitOptions bound one Wait.
@@ -47,6 +54,9 @@ func (b *Broker) Wait(ctx context.Context, key Key, info Info, opts WaitOptions)
 	if opts.Wait <= 0 {
 		opts.Wait = DefaultWait
 	}
+	if b.store != nil {
+		return b.waitStore(ctx, key, info, opts)
+	}
 	start := time.Now()
 	deadline := time.NewTimer(opts.Wait)
 	defer deadline.Stop()
@@ -58,13 +68,18 @@ func (b *Broker) Wait(ctx context.Context, key Key, info Info, opts WaitOptions)
 	}
 	told := ""
 	for {
-		res, e := b.acquire(key, info, opts.Opened)
+		res, e, err := b.acquire(key, info, opts.Opened)
+		if err != nil {
+			return Result{Outcome: Failed, Err: err}
+		}
 		if e == nil {
 			return res
 		}
-		if opts.Progress != nil && told != e.req.ID {
-			told = e.req.ID
-			opts.Progress(e.req, time.Since(start))
+		if opts.Progress != nil {
+			if snap := b.snapshot(e); told != snap.ID {
+				told = snap.ID
+				opts.Progress(snap, time.Since(start))
+			}
 		}
 	waiting:
 		for {
@@ -82,7 +97,7 @@ func (b *Broker) Wait(ctx context.Context, key Key, info Info, opts WaitOptions)
 				// the race (open a new request): acquire again.
 				break waiting
 			case <-tick:
-				opts.Progress(e.req, time.Since(start))
+				opts.Progress(b.snapshot(e), time.Since(start))
 			case <-deadline.C:
 				return Result{Outcome: StillPending, Request: b.snapshot(e)}
 			case <-ctx.Done():
@@ -101,7 +116,7 @@ func (b *Broker) snapshot(e *entry) Request {
 // acquire decides what a call of key does now, under the lock: consume a
 // ready approval, report an unreported denial or expiry, or wait on the
 // pending request (returned as e, opened here if there is none).
-func (b *Broker) acquire(key Key, info Info, opened func(Request)) (res Result, e *entry) {
+func (b *Broker) acquire(key Key, info Info, opened func(Request)) (res Result, e *entry, err error) {
 	now := time.Now()
 	var changed Request
 	created := false
@@ -128,6 +143,14 @@ func (b *Broker) acquire(key Key, info Info, opened func(Request)) (res Result, 
 		}
 	}
 	if res.Outcome == "" && e == nil {
+		if n := b.pendingOfLocked(key.Agent, now); n >= b.maxPending {
+			b.mu.Unlock()
+			if changed.ID != "" {
+				b.notify(changed)
+			}
+			return res, nil, fmt.Errorf("%w: agent %q has %d waiting (the cap is gateway.approvals.max_pending = %d); decide or let some expire first",
+				ErrTooManyPending, key.Agent, n, b.maxPending)
+		}
 		b.pruneLocked(now)
 		e = b.newEntry(key, info, now)
 		b.byID[e.req.ID] = e
@@ -152,5 +175,16 @@ func (b *Broker) acquire(key Key, info Info, opened func(Request)) (res Result, 
 			opened(snap)
 		}
 	}
-	return res, e
+	return res, e, nil
+}
+
+// pendingOfLocked counts agent's live pending requests.
+func (b *Broker) pendingOfLocked(agent string, now time.Time) int {
+	n := 0
+	for _, e := range b.byID {
+		if e.req.Agent == agent && e.req.State == Pending && now.Before(e.req.Expires) {
+			n++
+		}
+	}
+	return n
 }

@@ -72,6 +72,10 @@ type Event struct {
 	// Approval describes the approval the call used; JSON null when none. It is
 	// raw JSON so the audit format does not depend on the approvals package.
 	Approval json.RawMessage `json:"approval"`
+	// Checkpoint is set only on signed checkpoint events (Decision
+	// DecisionCheckpoint): a signature over the seq and hash of the line
+	// before it.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	// Prev is the previous line's Hash (GenesisPrev for seq 1); Append assigns it.
 	Prev string `json:"prev"`
 	// Hash is the SHA-256 (hex) of this line without its hash field; Append

@@ -1,19 +1,18 @@
 package audit
 
 import (
-	"bytes"
-	"encoding/json"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"time"
 )
 
-// ErrDamaged marks a log whose last line is incomplete or fails its hash:
-// appending would chain new events onto garbage, so Append refuses until an
-// operator has looked at the file with `toolgate audit verify`.
+// ErrDamaged marks a log whose last line fails its hash or is not an event:
+// appending would chain new events onto garbage, so Open and Append refuse
+// until an operator has looked at the file with `toolgate audit verify`. (A
+// line merely torn by a crash is not damage: it is moved aside, see Open.)
 var ErrDamaged = errors.New("audit log is damaged")
 
 // ErrClosed is returned by Append after Close.
@@ -25,32 +24,52 @@ type Options struct {
 	// (gateway.audit.fsync: always). Without it a crash of the machine, not of
 	// the process, can lose the most recent events.
 	Fsync bool
+	// SigningKey, when set, makes the log write a signed checkpoint event
+	// every CheckpointEvery events and at Close (gateway.audit.signing_key).
+	SigningKey ed25519.PrivateKey
+	// CheckpointEvery is the checkpoint interval (default 1,000).
+	CheckpointEvery int
 }
 
 // Log appends events to one audit file. It is safe for concurrent use by
 // goroutines, and several processes (each with its own Log) may append to
-// the same file: every append holds an exclusive lock on the file while it
-// reads the chain's tail, writes its line and syncs.
+// the same file.
+//
+// Appends are group-committed (a Batcher): while one goroutine writes a
+// batch under the file lock, the others queue; the next batch takes the
+// whole queue, re-reads the chain's tail if another process appended, and
+// writes every queued event with one write and one fsync. Each Append
+// returns only when its own event is written (and synced, with Fsync).
 type Log struct {
-	path  string
-	fsync bool
+	path   string
+	fsync  bool
+	signer *Signer
+	batch  *Batcher
 
-	mu   sync.Mutex
+	closeOnce sync.Once
+	closeErr  error
+
+	// Touched only inside a commit (or by Open/Close with none running).
 	f    *os.File
-	size int64 // file size after this Log's last append or tail read; -1 unknown
-	seq  int64 // seq of the last line when the file had size bytes
-	hash string
+	size int64 // file size after this Log's last batch or tail read; -1 unknown
+	head Head
 }
 
 // Open opens (creating with mode 0600 if needed) the audit log at path and
 // checks its last line, so a damaged log stops the gateway at start rather
 // than at the first call. The directory must already exist.
+//
+// A last line torn by a crash (no trailing newline, the line before it
+// intact) is moved to path+".torn" and the recovery appended as an event
+// (decision "recovered"), so the gateway starts again by itself; any other
+// damage is an ErrDamaged error.
 func Open(path string, opts Options) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w (check gateway.audit.path: its directory must exist and be writable)", err)
 	}
-	l := &Log{path: path, fsync: opts.Fsync, f: f, size: -1}
+	l := &Log{path: path, fsync: opts.Fsync, signer: NewSigner(opts.SigningKey, opts.CheckpointEvery), f: f, size: -1}
+	l.batch = NewBatcher(l.commit)
 	if err := l.prime(); err != nil {
 		f.Close()
 		return nil, err
@@ -61,13 +80,23 @@ func Open(path string, opts Options) (*Log, error) {
 // Path returns the file the log writes to.
 func (l *Log) Path() string { return l.path }
 
-// prime reads the chain's tail under the lock.
+// Stats returns how many batches and events this Log has committed; their
+// ratio is the group commit's average batch size.
+func (l *Log) Stats() (batches, events int64) { return l.batch.Stats() }
+
+// prime reads the chain's tail under the lock, recovering a torn line.
 func (l *Log) prime() error {
 	if err := lockFile(l.f); err != nil {
 		return fmt.Errorf("lock audit log %s: %w", l.path, err)
 	}
 	defer unlockFile(l.f)
-	_, err := l.syncTail()
+	size, rec, err := l.syncTail()
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		_, err = l.writeLocked(size, []*Event{rec})
+	}
 	return err
 }
 
@@ -80,36 +109,103 @@ func (l *Log) Append(ev *Event) error {
 	if ev == nil {
 		return errors.New("audit: Append of a nil event")
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return ErrClosed
+	return l.batch.Append(ev)
+}
+
+// commit writes one batch under the file lock.
+func (l *Log) commit(evs []*Event) ([]error, error) {
+	if err := lockFile(l.f); err != nil {
+		return nil, fmt.Errorf("lock audit log %s: %w", l.path, err)
+	}
+	defer unlockFile(l.f)
+	size, rec, err := l.syncTail()
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		if _, err := l.writeLocked(size, []*Event{rec}); err != nil {
+			return nil, err
+		}
+		size = l.size
+	}
+	return l.writeLocked(size, evs)
+}
+
+// writeLocked seals evs onto the head, writes them in one write and syncs
+// them; the caller holds the file lock and size is the file's size.
+func (l *Log) writeLocked(size int64, evs []*Event) ([]error, error) {
+	lines, errs, next := SealBatch(l.head, evs, l.signer, time.Now())
+	if len(lines) == 0 {
+		return errs, nil
+	}
+	n := 0
+	for _, ln := range lines {
+		n += len(ln.Bytes)
+	}
+	buf := make([]byte, 0, n)
+	for _, ln := range lines {
+		buf = append(buf, ln.Bytes...)
+	}
+	if err := l.writeSync(size, buf); err != nil {
+		return nil, err
+	}
+	l.size, l.head = size+int64(n), next
+	for _, ln := range lines {
+		ln.Event.Hash = ln.Hash
+	}
+	return errs, nil
+}
+
+// Close waits for appends in progress, writes the closing checkpoint when
+// signing, and releases the file. Appends after Close return ErrClosed.
+func (l *Log) Close() error {
+	l.closeOnce.Do(func() {
+		l.batch.Close()
+		cerr := l.closeCheckpoint()
+		l.closeErr = errors.Join(cerr, l.f.Close())
+	})
+	return l.closeErr
+}
+
+// closeCheckpoint signs the chain's tail unless it is one already.
+func (l *Log) closeCheckpoint() error {
+	if l.signer == nil {
+		return nil
 	}
 	if err := lockFile(l.f); err != nil {
 		return fmt.Errorf("lock audit log %s: %w", l.path, err)
 	}
 	defer unlockFile(l.f)
+	size, rec, err := l.syncTail()
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		if _, err := l.writeLocked(size, []*Event{rec}); err != nil {
+			return err
+		}
+		size = l.size
+	}
+	cp, ok, err := l.signer.CloseCheckpoint(l.head, time.Now())
+	if err != nil || !ok {
+		return err
+	}
+	if err := l.writeSync(size, cp.Bytes); err != nil {
+		return fmt.Errorf("closing checkpoint: %w", err)
+	}
+	l.size, l.head = size+int64(len(cp.Bytes)), Head{Seq: cp.Event.Seq, Hash: cp.Hash, Sealed: true}
+	return nil
+}
 
-	size, err := l.syncTail()
-	if err != nil {
-		return err
-	}
-	ev.Seq = l.seq + 1
-	ev.Prev = l.hash
-	if ev.Time.IsZero() {
-		ev.Time = time.Now()
-	}
-	ev.Time = ev.Time.UTC()
-	line, hash, err := encodeLine(ev)
-	if err != nil {
-		return err
-	}
-	n, err := l.f.Write(line)
+// writeSync appends buf at size and syncs it; on failure it takes back a
+// partial write so nothing half-written stays in the chain.
+func (l *Log) writeSync(size int64, buf []byte) error {
+	wn, err := l.f.Write(buf)
 	if err != nil {
 		l.size = -1
-		if n > 0 {
-			// Take back the partial line so the chain stays appendable; if
-			// that fails too, the next Append reports the damage.
+		if wn > 0 {
+			// If this fails too, the next batch finds a torn tail and
+			// moves it aside.
 			_ = l.f.Truncate(size)
 		}
 		return fmt.Errorf("write audit log %s: %w", l.path, err)
@@ -120,91 +216,5 @@ func (l *Log) Append(ev *Event) error {
 			return fmt.Errorf("sync audit log %s: %w", l.path, err)
 		}
 	}
-	l.size, l.seq, l.hash = size+int64(n), ev.Seq, hash
-	ev.Hash = hash
 	return nil
-}
-
-// syncTail makes l.seq and l.hash describe the file's last line, re-reading
-// it only when the file's size differs from what this Log last saw (another
-// process appended). The caller holds the file lock. It returns the size.
-func (l *Log) syncTail() (int64, error) {
-	st, err := l.f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("stat audit log %s: %w", l.path, err)
-	}
-	size := st.Size()
-	if size == l.size {
-		return size, nil
-	}
-	seq, hash, err := readLast(l.f, size)
-	if err != nil {
-		l.size = -1
-		return 0, fmt.Errorf("%w: %s: %v; run `toolgate audit verify %s` to see what is wrong (a line cut short by a crash must be removed by hand before the gateway can append again)", ErrDamaged, l.path, err, l.path)
-	}
-	l.size, l.seq, l.hash = size, seq, hash
-	return size, nil
-}
-
-// tailChunk is how much readLast reads at a time, backwards from the end.
-const tailChunk = 4096
-
-// readLast returns the seq and hash of the last line of a file of the given
-// size, reading backwards from the end so the cost does not grow with the
-// log. An empty file is the start of a chain.
-func readLast(r io.ReaderAt, size int64) (int64, string, error) {
-	if size == 0 {
-		return 0, GenesisPrev, nil
-	}
-	var last [1]byte
-	if _, err := r.ReadAt(last[:], size-1); err != nil {
-		return 0, "", fmt.Errorf("read last byte: %w", err)
-	}
-	if last[0] != '\n' {
-		return 0, "", errors.New("the last line is truncated (no trailing newline): a writer probably crashed mid-append")
-	}
-	end := size - 1
-	var line []byte
-	for start := end; ; {
-		from := max(start-tailChunk, 0)
-		chunk := make([]byte, start-from)
-		if _, err := r.ReadAt(chunk, from); err != nil {
-			return 0, "", fmt.Errorf("read last line: %w", err)
-		}
-		line = append(chunk, line...)
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			line = line[i+1:]
-			break
-		}
-		if from == 0 {
-			break
-		}
-		start = from
-	}
-	stored, ok, match := lineHash(line)
-	if !ok {
-		return 0, "", errors.New("the last line has no valid hash field")
-	}
-	if !match {
-		return 0, "", errors.New("the last line does not match its hash (it was edited)")
-	}
-	var head struct {
-		Seq int64 `json:"seq"`
-	}
-	if err := json.Unmarshal(line, &head); err != nil || head.Seq < 1 {
-		return 0, "", errors.New("the last line is not a valid audit event")
-	}
-	return head.Seq, stored, nil
-}
-
-// Close releases the file. Appends after Close return ErrClosed.
-func (l *Log) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
-	}
-	err := l.f.Close()
-	l.f = nil
-	return err
 }

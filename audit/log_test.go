@@ -91,8 +91,10 @@ func TestAppendRefusesDamagedTail(t *testing.T) {
 		// tail only when the size changed; Open and Verify still catch it.
 		sameSize bool
 	}{
-		{"crash mid-line", func(d []byte) []byte { return d[:len(d)-40] }, "truncated (no trailing newline)", false},
-		{"only the newline missing", func(d []byte) []byte { return d[:len(d)-1] }, "truncated (no trailing newline)", false},
+		{"torn line after an edited one", func(d []byte) []byte {
+			d = bytes.Replace(d, []byte(`"reason":"event 2"`), []byte(`"reason":"event X"`), 1)
+			return append(d, `{"seq":4,"ti`...)
+		}, "a torn last line follows a damaged one", false},
 		{"garbage appended", func(d []byte) []byte { return append(d, "{\"seq\":\n"...) }, "no valid hash field", false},
 		{"last line edited", func(d []byte) []byte {
 			return bytes.Replace(d, []byte(`"reason":"event 2"`), []byte(`"reason":"event X"`), 1)

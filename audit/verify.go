@@ -3,11 +3,14 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 )
 
 // Report summarises a log that verified.
@@ -20,6 +23,36 @@ type Report struct {
 	// later check notice events removed from the end, which a chain alone
 	// cannot show.
 	LastHash string
+	// Checkpoints counts the checkpoint events; SignedSeq is the last seq
+	// covered by a checkpoint (signed by VerifyOptions.PublicKey when one
+	// was given), and UnsignedTail the events after it.
+	Checkpoints  int
+	SignedSeq    int64
+	UnsignedTail int
+	// Unfinished lists allowed decisions that no outcome event (Of) follows:
+	// the gateway stopped during the call, or the call is still running.
+	// A finding for people to look at, not a broken chain.
+	Unfinished []Unfinished
+}
+
+// Unfinished is a write-ahead decision without its outcome.
+type Unfinished struct {
+	Seq    int64  `json:"seq"`
+	Agent  string `json:"agent"`
+	Action string `json:"action"`
+	Time   string `json:"time"`
+}
+
+// VerifyOptions add checks to Verify.
+type VerifyOptions struct {
+	// PublicKey, when set, requires signed checkpoints by this key: every
+	// checkpoint must verify under it, at least one must exist, and (unless
+	// AllowUnsignedTail) the log must end with one, which is how a
+	// truncated log or one rewritten from scratch is detected.
+	PublicKey ed25519.PublicKey
+	// AllowUnsignedTail accepts events after the last checkpoint, as a log
+	// that a gateway is appending to right now has.
+	AllowUnsignedTail bool
 }
 
 // Problem names what is wrong with the first bad line of a log.
@@ -41,7 +74,22 @@ const (
 	// ProblemPrevMismatch: the line hashes correctly but does not chain to
 	// the line before it (a line was rewritten with a recomputed hash).
 	ProblemPrevMismatch Problem = "prev mismatch"
+	// ProblemSignature: a checkpoint does not verify under the public key,
+	// or does not sign the line before it.
+	ProblemSignature Problem = "bad checkpoint"
+	// ProblemUnsigned: with a public key, no checkpoint covers the end of
+	// the log (truncated, rewritten from scratch, or never signed).
+	ProblemUnsigned Problem = "unsigned"
 )
+
+// ExpectsOutcome says whether ev is a write-ahead decision that an outcome
+// event (with Of = ev.Seq) must follow: an allow decision that carries no
+// execution result itself. Outcome events carry Of; single-event records of
+// older gateways carry their exit, duration, output size or error.
+func ExpectsOutcome(ev *Event) bool {
+	return ev.Decision == "allow" && ev.Of == nil && ev.Exit == nil && ev.DurationMS == nil &&
+		ev.OutputBytes == nil && ev.Error == ""
+}
 
 // VerifyError locates the first line that breaks the chain.
 type VerifyError struct {
@@ -74,53 +122,130 @@ func (e *VerifyError) Error() string {
 // Removing events from the end cannot be seen in the chain itself: compare
 // Report.LastHash with a copy kept elsewhere for that.
 func Verify(r io.Reader) (Report, error) {
+	return VerifyWith(r, VerifyOptions{})
+}
+
+// VerifyWith is Verify with the extra checks of opts.
+func VerifyWith(r io.Reader, opts VerifyOptions) (Report, error) {
+	rep, lineNo, err := verifyChain(r, opts)
+	if err != nil || opts.PublicKey == nil {
+		return rep, err
+	}
+	if rep.Checkpoints == 0 {
+		return rep, &VerifyError{Line: lineNo, Seq: rep.LastSeq + 1, Problem: ProblemUnsigned, Detail: fmt.Sprintf(
+			"no checkpoint signed by %s in %d events: the log was truncated, rewritten from scratch, or written without gateway.audit.signing_key", KeyID(opts.PublicKey), rep.Events)}
+	}
+	if rep.UnsignedTail > 0 && !opts.AllowUnsignedTail {
+		return rep, &VerifyError{Line: lineNo, Seq: rep.SignedSeq + 2, Problem: ProblemUnsigned, Detail: fmt.Sprintf(
+			"the last %d events (after the checkpoint of seq %d) are not signed: lines after a checkpoint were dropped and others appended, or a gateway is appending now or stopped without closing (pass --allow-unsigned-tail for a live log)", rep.UnsignedTail, rep.SignedSeq)}
+	}
+	return rep, nil
+}
+
+// verifyLine is what verifyChain decodes of each line.
+type verifyLine struct {
+	Seq         *int64      `json:"seq"`
+	Prev        *string     `json:"prev"`
+	Time        string      `json:"time"`
+	Agent       string      `json:"agent"`
+	Action      string      `json:"action"`
+	Decision    string      `json:"decision"`
+	Of          *int64      `json:"of"`
+	Exit        *int        `json:"exit"`
+	DurationMS  *int64      `json:"duration_ms"`
+	OutputBytes *int64      `json:"output_bytes"`
+	Error       string      `json:"error"`
+	Checkpoint  *Checkpoint `json:"checkpoint"`
+}
+
+// verifyChain checks the chain line by line; it returns the line number
+// after the last line read.
+func verifyChain(r io.Reader, opts VerifyOptions) (Report, int, error) {
 	br := bufio.NewReaderSize(r, 64*1024)
 	var rep Report
 	prev := GenesisPrev
 	var off int64
+	open := map[int64]Unfinished{}
+	finish := func() {
+		for _, u := range open {
+			rep.Unfinished = append(rep.Unfinished, u)
+		}
+		sort.Slice(rep.Unfinished, func(i, j int) bool { return rep.Unfinished[i].Seq < rep.Unfinished[j].Seq })
+	}
 	for lineNo := 1; ; lineNo++ {
 		start := off
 		raw, err := br.ReadBytes('\n')
 		off += int64(len(raw))
 		if err != nil && err != io.EOF {
-			return rep, fmt.Errorf("read audit log at line %d: %w", lineNo, err)
+			return rep, lineNo, fmt.Errorf("read audit log at line %d: %w", lineNo, err)
 		}
 		if len(raw) == 0 {
-			return rep, nil
+			finish()
+			return rep, lineNo, nil
 		}
 		want := rep.LastSeq + 1
 		if raw[len(raw)-1] != '\n' {
-			return rep, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemTruncated, Detail: fmt.Sprintf(
+			return rep, lineNo, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemTruncated, Detail: fmt.Sprintf(
 				"line %d is truncated (no trailing newline / incomplete JSON): the writer probably crashed mid-append; the %d events before it verify", lineNo, lineNo-1)}
 		}
 		line := raw[:len(raw)-1]
 		stored, ok, match := lineHash(line)
-		var ev struct {
-			Seq  *int64  `json:"seq"`
-			Prev *string `json:"prev"`
-		}
+		var ev verifyLine
 		if !ok || json.Unmarshal(line, &ev) != nil || ev.Seq == nil || ev.Prev == nil {
-			return rep, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemMalformed,
+			return rep, lineNo, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemMalformed,
 				Detail: "not a JSON audit event ending in its hash field (the line was edited or corrupted)"}
 		}
 		if !match {
-			return rep, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemEdited,
+			return rep, lineNo, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemEdited,
 				Detail: fmt.Sprintf("the line (claiming seq %d) does not match its hash: its bytes were changed after it was written", *ev.Seq)}
 		}
 		if *ev.Seq != want {
 			ve := seqError(br, lineNo, want, *ev.Seq)
 			ve.Offset = start
-			return rep, ve
+			return rep, lineNo, ve
 		}
 		if *ev.Prev != prev {
-			return rep, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemPrevMismatch,
+			return rep, lineNo, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemPrevMismatch,
 				Detail: fmt.Sprintf("prev is %q but the previous line's hash is %q: the line was rewritten or a line before it replaced", short(*ev.Prev), short(prev))}
+		}
+		if ev.Decision == DecisionCheckpoint && ev.Checkpoint != nil {
+			if detail := checkCheckpoint(ev.Checkpoint, want, prev, opts.PublicKey); detail != "" {
+				return rep, lineNo, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemSignature, Detail: detail}
+			}
+			rep.Checkpoints++
+			rep.SignedSeq, rep.UnsignedTail = ev.Checkpoint.Seq, -1
+		}
+		if ev.Of != nil {
+			delete(open, *ev.Of)
+		} else if ExpectsOutcome(&Event{Decision: ev.Decision, Exit: ev.Exit, DurationMS: ev.DurationMS, OutputBytes: ev.OutputBytes, Error: ev.Error}) {
+			open[want] = Unfinished{Seq: want, Agent: ev.Agent, Action: ev.Action, Time: ev.Time}
 		}
 		prev = stored
 		rep.Events++
+		rep.UnsignedTail++
 		rep.LastSeq = want
 		rep.LastHash = stored
 	}
+}
+
+// checkCheckpoint returns what is wrong with the checkpoint on line seq
+// whose prev is prev, or "" when it signs the line before it (under pub,
+// when given).
+func checkCheckpoint(cp *Checkpoint, seq int64, prev string, pub ed25519.PublicKey) string {
+	if cp.Seq != seq-1 || cp.Hash != prev {
+		return fmt.Sprintf("the checkpoint claims seq %d hash %s, but the line before it is seq %d hash %s: the chain was rewritten", cp.Seq, short(cp.Hash), seq-1, short(prev))
+	}
+	if pub == nil {
+		return ""
+	}
+	if cp.Key != KeyID(pub) {
+		return fmt.Sprintf("the checkpoint is signed by %s, not by the given public key %s: the chain was re-signed by someone else", cp.Key, KeyID(pub))
+	}
+	sig, err := base64.StdEncoding.DecodeString(cp.Sig)
+	if err != nil || !ed25519.Verify(pub, CheckpointMessage(cp.Seq, cp.Hash), sig) {
+		return "the checkpoint's signature does not verify under the given public key: the chain was rewritten with recomputed hashes"
+	}
+	return ""
 }
 
 // VerifyFile verifies the log at path as it stands at the moment of the
@@ -128,6 +253,11 @@ func Verify(r io.Reader) (Report, error) {
 // so a gateway appending meanwhile is not held up and a line being written
 // is not mistaken for one truncated by a crash.
 func VerifyFile(path string) (Report, error) {
+	return VerifyFileWith(path, VerifyOptions{})
+}
+
+// VerifyFileWith is VerifyFile with the extra checks of opts.
+func VerifyFileWith(path string, opts VerifyOptions) (Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Report{}, fmt.Errorf("open audit log: %w", err)
@@ -137,7 +267,7 @@ func VerifyFile(path string) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return Verify(io.NewSectionReader(f, 0, size))
+	return VerifyWith(io.NewSectionReader(f, 0, size), opts)
 }
 
 // seqError classifies a line holding seq got where want belongs: if want

@@ -64,6 +64,16 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	case approvals.Granted:
 		approvedCall(ev, d, r, p.redactor)
 		return Result{}, false
+	case approvals.Failed:
+		// The store could not hold the request (the agent's cap of pending
+		// approvals, or the store is down): refused, never run.
+		ev.Decision = string(grantcheck.Deny)
+		msg := "the approval could not be requested"
+		if res.Err != nil {
+			msg += ": " + res.Err.Error()
+		}
+		ev.Reason = p.redactor.Redact(msg)
+		return p.refuse(ctx, ev, ev.Reason), true
 	case approvals.Refused:
 		ev.Decision = string(grantcheck.Deny)
 		ev.Approval = r.Record()

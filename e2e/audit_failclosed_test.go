@@ -53,8 +53,9 @@ func auditStatus(t *testing.T, d *daemon) (ok bool, msg string) {
 }
 
 // TestAuditFailClosed: when the audit log cannot take an event — the disk
-// is full, or a crash left a partial last line — calls fail with a reason
-// that says so, and the status API shows the audit failing.
+// is full, or its last line was damaged (not merely torn by a crash, which
+// the log moves aside by itself) — calls fail with a reason that says so,
+// and the status API shows the audit failing.
 func TestAuditFailClosed(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -77,7 +78,7 @@ func TestAuditFailClosed(t *testing.T) {
 			want:  "no space left on device",
 		},
 		{
-			name:   "partial last line",
+			name:   "damaged last line",
 			before: func(*testing.T, string) {},
 			after: func(t *testing.T, log string) {
 				f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
@@ -85,7 +86,7 @@ func TestAuditFailClosed(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				if _, err := f.WriteString(`{"seq":2,"time":"2026-01-01T00:00:00Z","agent":"wri`); err != nil {
+				if _, err := f.WriteString(`{"seq":2,"time":"2026-01-01T00:00:00Z","agent":"written by hand"}` + "\n"); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -101,7 +102,7 @@ func TestAuditFailClosed(t *testing.T) {
 			c.before(t, log)
 			d := startDaemon(t, approvalsEnv, "-w", ws)
 			cl := mcpHTTP(t, d.base+"/mcp/echo", writerToken)
-			if c.name == "partial last line" {
+			if c.name == "damaged last line" {
 				// One good event first, so the damage is after a valid chain.
 				if text, isErr, _, _ := call(t, cl, "say", map[string]any{"n": "1"}); isErr {
 					t.Fatalf("first call: %s", text)

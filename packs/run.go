@@ -152,23 +152,32 @@ func mentionsMemory(stderr string) bool {
 	return false
 }
 
-// parseOutput fills Structured (or ParseNote) for parse: json commands that
-// succeeded, from raw (the output before redaction: escapes in the JSON text
-// can hide part of a credential, so values are redacted once decoded).
+// parseOutput fills Structured and StructuredContent (or ParseNote and an
+// unparsed StructuredContent) for parse: json commands that succeeded or
+// were cut, from raw (the output before redaction: escapes in the JSON
+// text can hide part of a credential, so values are redacted once decoded).
 func (r *Runner) parseOutput(inv *Invocation, res *Result, raw []byte) {
-	if inv.Parse != "json" || res.ExitCode != 0 {
+	if inv.Parse != "json" {
+		return
+	}
+	// A cut run was stopped (exit -1) but its text still goes back, so it
+	// gets a note and an object like any other unparsed output.
+	if res.ExitCode != 0 && !res.Truncated {
 		return
 	}
 	if res.Truncated {
 		res.ParseNote = "output was cut at max_output, so it was not parsed as JSON; returned as text"
+		res.StructuredContent = unparsedObject(res.ParseNote)
 		return
 	}
 	v, err := parseJSON(raw)
 	if err != nil {
 		res.ParseNote = r.Redact("output was not valid JSON; returned as text: " + err.Error())
+		res.StructuredContent = unparsedObject(res.ParseNote)
 		return
 	}
 	res.Structured = redactValue(v, r.redactor())
+	res.StructuredContent = StructuredObject(res.Structured)
 }
 
 // start launches inv in a new process group with stdin from /dev/null,

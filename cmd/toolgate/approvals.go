@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,19 +15,29 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/toolgate/toolgate/approvals"
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/state"
+	"github.com/toolgate/toolgate/workspace"
 )
 
-const approvalsUsage = `Usage: toolgate approvals [--server URL] list [--format text|json]
-       toolgate approvals [--server URL] approve ID
-       toolgate approvals [--server URL] deny ID [--reason R]
+const approvalsUsage = `Usage: toolgate approvals [--server URL | -w WORKSPACE] list [--format text|json]
+       toolgate approvals [--server URL | -w WORKSPACE] approve ID
+       toolgate approvals [--server URL | -w WORKSPACE] deny ID [--reason R]
 
   list     the calls waiting for a decision
   approve  let the identical call run once
   deny     refuse it for good (the agent's next identical call is told why)
 
-Talks to a running daemon (default ` + defaultServer + `) with the admin
-token from $` + gateway.AdminTokenEnv + ` (the daemon's gateway.admin_token).
+With -w, works on the workspace's store itself (gateway.state: the
+.toolgate/ directory beside it, or its PostgreSQL), which every toolgate
+process of the deployment shares — daemon, per-agent and stdio instances
+alike — and records the decision in the workspace's audit. Anyone who can
+write that store can approve calls: its file permissions and database
+roles are the trust boundary. Without -w, talks to a running daemon
+(default ` + defaultServer + `) with the admin token from
+$` + gateway.AdminTokenEnv + ` (the daemon's gateway.admin_token).
 `
 
 // defaultServer is where `toolgate serve` listens unless told otherwise.
@@ -39,6 +50,7 @@ func runApprovals(ctx context.Context, c *cli, args []string) int {
 	fs := c.flagSet("approvals", "approvals [--server URL] list|approve ID|deny ID")
 	fs.SetInterspersed(false)
 	server := fs.String("server", defaultServer, "the daemon's base URL")
+	wsFlag := fs.StringP("workspace", "w", "", "work on this workspace's shared store directly instead of a daemon")
 	fs.Usage = func() { fmt.Fprint(c.stderr, approvalsUsage) }
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -47,6 +59,13 @@ func runApprovals(ctx context.Context, c *cli, args []string) int {
 	if len(rest) == 0 {
 		fmt.Fprint(c.stderr, approvalsUsage)
 		return exitUsage
+	}
+	if *wsFlag != "" {
+		if fs.Changed("server") {
+			fmt.Fprintln(c.stderr, "toolgate approvals: give --server URL or -w WORKSPACE, not both")
+			return exitUsage
+		}
+		return runApprovalsStore(ctx, c, *wsFlag, rest)
 	}
 	switch rest[0] {
 	case "list":
@@ -91,31 +110,7 @@ func runApprovalsList(ctx context.Context, c *cli, server string, args []string)
 	if code := c.admin(ctx, "approvals list", http.MethodGet, server, "/admin/approvals", nil, &pending); code != exitOK {
 		return code
 	}
-	if *format == "json" {
-		out := make([]listed, len(pending))
-		for i, r := range pending {
-			out[i] = listed{ID: r.ID, Agent: r.Agent, Action: r.Action, Arguments: r.Arguments, Expires: r.Expires}
-		}
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(c.stderr, "toolgate approvals list: %v\n", err)
-			return exitFail
-		}
-		return exitOK
-	}
-	if len(pending) == 0 {
-		fmt.Fprintln(c.stdout, "no pending approvals")
-		return exitOK
-	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tACTION\tEXPIRES IN\tARGUMENTS")
-	for _, r := range pending {
-		left := time.Until(r.Expires).Round(time.Second)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, printable(r.Agent), printable(r.Action), left, printable(string(r.Arguments)))
-	}
-	_ = tw.Flush()
-	return exitOK
+	return printPending(c, pending, *format)
 }
 
 func runApprovalsDecide(ctx context.Context, c *cli, server, verb string, args []string) int {
@@ -209,5 +204,149 @@ func (c *cli) admin(ctx context.Context, cmd, method, server, path string, body 
 		fmt.Fprintf(c.stderr, "toolgate %s: the gateway's answer is not what this toolgate expects (%v); is %s a toolgate daemon of the same version?\n", cmd, err, server)
 		return exitFail
 	}
+	return exitOK
+}
+
+// runApprovalsStore is `toolgate approvals -w WORKSPACE …`: list, approve
+// or deny in the workspace's store. The decision is a conditional update
+// that only one process can win, and the winner — here, this command —
+// appends its audit event, exactly as a daemon's broker would.
+func runApprovalsStore(ctx context.Context, c *cli, wsPath string, rest []string) int {
+	verb := rest[0]
+	fs := c.flagSet("approvals "+verb, "approvals -w WORKSPACE "+verb)
+	var format, reason *string
+	switch verb {
+	case "list":
+		format = fs.String("format", "text", "output format: text (a table) or json (an array of {id, agent, action, arguments, expires})")
+	case "deny":
+		reason = fs.String("reason", "", "why, shown to the agent and recorded in the audit")
+	case "approve":
+	default:
+		fmt.Fprintf(c.stderr, "toolgate approvals: unknown subcommand %q\n\n%s", verb, approvalsUsage)
+		return exitUsage
+	}
+	if code, ok := parse(fs, rest[1:]); !ok {
+		return code
+	}
+	if verb == "list" && (fs.NArg() > 0 || (*format != "text" && *format != "json")) {
+		fmt.Fprintln(c.stderr, "toolgate approvals list: takes no argument; --format is text or json")
+		return exitUsage
+	}
+	if verb != "list" && fs.NArg() != 1 {
+		fmt.Fprintf(c.stderr, "toolgate approvals %s: give exactly one approval ID (from `toolgate approvals list`)\n", verb)
+		return exitUsage
+	}
+	ws, err := workspace.Load(wsPath)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate approvals: %v\n", err)
+		return exitFail
+	}
+	st, err := c.openStore(ctx, ws)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate approvals: %v\n", err)
+		return exitFail
+	}
+	defer st.Close()
+	if verb == "list" {
+		pending, err := st.PendingApprovals(ctx, time.Now())
+		if err != nil {
+			fmt.Fprintf(c.stderr, "toolgate approvals list: %v\n", err)
+			return exitFail
+		}
+		return printPending(c, pending, *format)
+	}
+	d := approvals.Decide{ID: fs.Arg(0), To: approvals.Approved, By: approvals.ByOperator, Now: time.Now(), TTL: ws.Gateway.Approvals.TTL.D()}
+	if d.TTL <= 0 {
+		d.TTL = approvals.DefaultTTL
+	}
+	if verb == "deny" {
+		d.To, d.Reason = approvals.Denied, *reason
+	}
+	r, expired, derr := st.DecideApproval(ctx, d)
+	if derr == nil || expired {
+		// This command made the transition, so it records it.
+		if err := c.auditDecision(ws, st, r); err != nil {
+			fmt.Fprintf(c.stderr, "toolgate approvals %s: %s is %s, but the audit could not record it: %v\n", verb, r.ID, r.State, err)
+			return exitFail
+		}
+	}
+	if derr != nil {
+		fmt.Fprintf(c.stderr, "toolgate approvals %s: %v\n", verb, derr)
+		return exitFail
+	}
+	if r.State == approvals.Approved {
+		fmt.Fprintf(c.stdout, "approved %s: %s may run %s once, until %s\n", r.ID, printable(r.Agent), printable(r.Action), r.Expires.Local().Format(time.TimeOnly))
+	} else {
+		fmt.Fprintf(c.stdout, "%s %s: %s %s\n", r.State, r.ID, printable(r.Agent), printable(r.Action))
+	}
+	return exitOK
+}
+
+// openStore opens the workspace's shared store (gateway.state).
+func (c *cli) openStore(ctx context.Context, ws *workspace.Workspace) (state.Store, error) {
+	cfg := state.Config{Dir: ws.StateDir()}
+	if pg := ws.Gateway.State.Postgres; pg != nil && pg.DSN != nil {
+		dsn, err := pg.DSN.Resolve(c.getenv)
+		if err != nil {
+			return nil, fmt.Errorf("gateway.state.postgres.dsn: %w", err)
+		}
+		cfg.DSN = dsn
+	}
+	return state.Open(ctx, cfg)
+}
+
+// auditDecision appends the decision's event to the workspace's audit
+// (its file, or the PostgreSQL chain), signed when the workspace signs.
+func (c *cli) auditDecision(ws *workspace.Workspace, st state.Store, r approvals.Request) error {
+	opts := audit.Options{Fsync: ws.Gateway.Audit.Fsync != "never"}
+	if ref := ws.Gateway.Audit.SigningKey; ref != nil {
+		v, err := ref.Resolve(c.getenv)
+		if err != nil {
+			return err
+		}
+		if opts.SigningKey, err = audit.ParseSigningKey([]byte(v)); err != nil {
+			return fmt.Errorf("gateway.audit.signing_key: %w", err)
+		}
+	}
+	sink, err := st.OpenAudit(gateway.AuditPath(ws), opts)
+	if err != nil {
+		return err
+	}
+	// The deny reason is the operator's own text, typed here: there is no
+	// credential of the workspace to redact from it in this process.
+	err = sink.Append(callpipe.ApprovalEvent(r, noRedact{}))
+	return errors.Join(err, sink.Close())
+}
+
+type noRedact struct{}
+
+func (noRedact) Redact(s string) string { return s }
+
+// printPending renders pending requests like the daemon-backed list.
+func printPending(c *cli, pending []approvals.Request, format string) int {
+	if format == "json" {
+		out := make([]listed, len(pending))
+		for i, r := range pending {
+			out[i] = listed{ID: r.ID, Agent: r.Agent, Action: r.Action, Arguments: r.Arguments, Expires: r.Expires}
+		}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(c.stderr, "toolgate approvals list: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	}
+	if len(pending) == 0 {
+		fmt.Fprintln(c.stdout, "no pending approvals")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tACTION\tEXPIRES IN\tARGUMENTS")
+	for _, r := range pending {
+		left := time.Until(r.Expires).Round(time.Second)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, printable(r.Agent), printable(r.Action), left, printable(string(r.Arguments)))
+	}
+	_ = tw.Flush()
 	return exitOK
 }

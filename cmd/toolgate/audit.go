@@ -13,17 +13,27 @@ import (
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/workspace"
 )
 
-const auditUsage = `Usage: toolgate audit verify [FILE] [-w WORKSPACE]
-       toolgate audit tail [FILE] [-w WORKSPACE] [-f] [--agent ID] [--decision D] [-n N] [--format text|json]
+const auditUsage = `Usage: toolgate audit verify [FILE] [-w WORKSPACE] [--dsn-env NAME] [--public-key FILE] [--allow-unsigned-tail]
+       toolgate audit tail [FILE] [-w WORKSPACE] [--dsn-env NAME] [-f] [--agent ID] [--decision D] [-n N] [--format text|json]
+       toolgate audit export [FILE] [-w WORKSPACE] [--dsn-env NAME] [--after SEQ]
+       toolgate audit keygen [--private FILE] [--public FILE]
 
-  verify  check the hash chain: every line intact, nothing removed or reordered
+  verify  check the hash chain: every line intact, nothing removed or reordered;
+          with --public-key also the signed checkpoints (truncation, a chain
+          rewritten from scratch); lists allowed calls with no outcome event
   tail    print the last events, optionally filtered, and follow new ones with -f
+  export  write the chain as JSONL to stdout (verifiable with audit verify FILE)
+  keygen  make an ed25519 key pair for gateway.audit.signing_key (PEM; the
+          same as openssl genpkey -algorithm ed25519 and openssl pkey -pubout)
 
-FILE defaults to the workspace's gateway.audit.path (workspace from -w,
-$TOOLGATE_WORKSPACE or ./toolgate.yaml), else ./audit.jsonl.
+The chain is FILE, else the PostgreSQL chain of the DSN in $NAME (--dsn-env),
+else the workspace's store (workspace from -w, $TOOLGATE_WORKSPACE or
+./toolgate.yaml): its gateway.state.postgres chain, or its gateway.audit.path
+file; else ./audit.jsonl.
 `
 
 func runAudit(ctx context.Context, c *cli, args []string) int {
@@ -33,9 +43,13 @@ func runAudit(ctx context.Context, c *cli, args []string) int {
 	}
 	switch args[0] {
 	case "verify":
-		return runAuditVerify(c, args[1:])
+		return runAuditVerify(ctx, c, args[1:])
 	case "tail":
 		return runAuditTail(ctx, c, args[1:])
+	case "export":
+		return runAuditExport(ctx, c, args[1:])
+	case "keygen":
+		return runAuditKeygen(c, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprint(c.stderr, auditUsage)
 		return exitOK
@@ -44,21 +58,75 @@ func runAudit(ctx context.Context, c *cli, args []string) int {
 	return exitUsage
 }
 
-func runAuditVerify(c *cli, args []string) int {
-	fs := c.flagSet("audit verify", "audit verify [FILE] [-w WORKSPACE]")
-	wsFlag := fs.StringP("workspace", "w", "", "workspace whose gateway.audit.path to verify")
+// auditSource is the chain a subcommand reads: a file, or a PostgreSQL
+// store (closed by the caller).
+type auditSource struct {
+	path string
+	pg   *state.Postgres
+}
+
+func (s auditSource) String() string {
+	if s.pg != nil {
+		return s.pg.Describe()
+	}
+	return s.path
+}
+
+func (s auditSource) close() {
+	if s.pg != nil {
+		s.pg.Close()
+	}
+}
+
+// sourceFlags are the flags that pick the chain.
+type sourceFlags struct {
+	ws, dsnEnv *string
+}
+
+func addSourceFlags(fs *pflag.FlagSet) sourceFlags {
+	return sourceFlags{
+		ws:     fs.StringP("workspace", "w", "", "workspace whose store (gateway.state, gateway.audit.path) to read"),
+		dsnEnv: fs.String("dsn-env", "", "read the PostgreSQL chain of the DSN in this environment variable"),
+	}
+}
+
+func runAuditVerify(ctx context.Context, c *cli, args []string) int {
+	fs := c.flagSet("audit verify", "audit verify [FILE] [-w WORKSPACE] [--dsn-env NAME] [--public-key FILE]")
+	src := addSourceFlags(fs)
+	pubFile := fs.String("public-key", "", "PEM ed25519 public key: require checkpoints signed by it")
+	allowTail := fs.Bool("allow-unsigned-tail", false, "with --public-key, accept events after the last checkpoint (a log a gateway is writing now)")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	path, code := c.auditFile("audit verify", fs, *wsFlag)
+	var opts audit.VerifyOptions
+	if *pubFile != "" {
+		data, err := os.ReadFile(*pubFile)
+		if err == nil {
+			opts.PublicKey, err = audit.ParsePublicKey(data)
+		}
+		if err != nil {
+			fmt.Fprintf(c.stderr, "toolgate audit verify: --public-key %s: %v\n", *pubFile, err)
+			return exitUsage
+		}
+		opts.AllowUnsignedTail = *allowTail
+	}
+	source, code := c.auditSource(ctx, "audit verify", fs, src)
 	if code != exitOK {
 		return code
 	}
-	rep, err := audit.VerifyFile(path)
+	defer source.close()
+	var rep audit.Report
+	var err error
+	if source.pg != nil {
+		rep, err = source.pg.VerifyChain(ctx, opts)
+	} else {
+		rep, err = audit.VerifyFileWith(source.path, opts)
+	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "toolgate audit verify: %s: %v\n", path, err)
+		fmt.Fprintf(c.stderr, "toolgate audit verify: %s: %v\n", source, err)
 		if ve, ok := audit.AsVerifyError(err); ok && ve.Problem == audit.ProblemTruncated {
-			fmt.Fprintf(c.stderr, "To let the gateway append again, remove the partial line (keep a copy first): truncate -s %d %s\n", ve.Offset, path)
+			fmt.Fprintf(c.stderr, "The gateway moves a torn last line aside (to %s%s) by itself when it next opens the log; to do it by hand, keep a copy and: truncate -s %d %s\n",
+				source.path, audit.TornSuffix, ve.Offset, source.path)
 		}
 		return exitFail
 	}
@@ -67,12 +135,29 @@ func runAuditVerify(c *cli, args []string) int {
 		last = "(none: the log is empty)"
 	}
 	fmt.Fprintf(c.stdout, "ok: %d events, chain intact, last hash %s\n", rep.Events, last)
+	if opts.PublicKey != nil {
+		fmt.Fprintf(c.stdout, "signed: %d checkpoints by %s, through seq %d", rep.Checkpoints, audit.KeyID(opts.PublicKey), rep.SignedSeq)
+		if rep.UnsignedTail > 0 {
+			fmt.Fprintf(c.stdout, "; %d events after it not yet signed", rep.UnsignedTail)
+		}
+		fmt.Fprintln(c.stdout)
+	}
+	if n := len(rep.Unfinished); n > 0 {
+		fmt.Fprintf(c.stdout, "finding: %d allowed calls have no outcome event (the gateway stopped during the call, or the call is still running):\n", n)
+		for i, u := range rep.Unfinished {
+			if i == 20 {
+				fmt.Fprintf(c.stdout, "  … and %d more\n", n-i)
+				break
+			}
+			fmt.Fprintf(c.stdout, "  seq %d %s %s %s\n", u.Seq, u.Time, printable(u.Agent), printable(u.Action))
+		}
+	}
 	return exitOK
 }
 
 func runAuditTail(ctx context.Context, c *cli, args []string) int {
-	fs := c.flagSet("audit tail", "audit tail [FILE] [-w WORKSPACE] [-f] [--agent ID] [--decision D] [-n N] [--format text|json]")
-	wsFlag := fs.StringP("workspace", "w", "", "workspace whose gateway.audit.path to read")
+	fs := c.flagSet("audit tail", "audit tail [FILE] [-w WORKSPACE] [--dsn-env NAME] [-f] [--agent ID] [--decision D] [-n N] [--format text|json]")
+	src := addSourceFlags(fs)
 	follow := fs.BoolP("follow", "f", false, "keep printing new events until interrupted")
 	agent := fs.String("agent", "", "only events of this agent")
 	decision := fs.String("decision", "", "only events with this decision (allow, approval, deny, …)")
@@ -89,16 +174,17 @@ func runAuditTail(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "toolgate audit tail: -n %d: use a count of 0 (all) or more\n", *last)
 		return exitUsage
 	}
-	path, code := c.auditFile("audit tail", fs, *wsFlag)
+	source, code := c.auditSource(ctx, "audit tail", fs, src)
 	if code != exitOK {
 		return code
 	}
+	defer source.close()
 	opts := audit.TailOptions{
 		Filter: audit.Filter{Agent: *agent, Decision: *decision},
 		Last:   *last,
 		Follow: *follow,
 	}
-	err := audit.Tail(ctx, path, opts, func(r audit.Record) error {
+	emit := func(r audit.Record) error {
 		var err error
 		if *format == "json" {
 			_, err = fmt.Fprintf(c.stdout, "%s\n", r.Raw)
@@ -106,7 +192,13 @@ func runAuditTail(ctx context.Context, c *cli, args []string) int {
 			_, err = fmt.Fprintln(c.stdout, eventLine(&r.Event))
 		}
 		return err
-	})
+	}
+	var err error
+	if source.pg != nil {
+		err = source.pg.TailChain(ctx, opts, emit)
+	} else {
+		err = audit.Tail(ctx, source.path, opts, emit)
+	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "toolgate audit tail: %v\n", err)
 		return exitFail
@@ -114,32 +206,125 @@ func runAuditTail(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-// auditFile picks the log a subcommand works on: FILE, else the audit path
-// of the workspace from -w, $TOOLGATE_WORKSPACE or an existing
-// ./toolgate.yaml, else ./audit.jsonl.
-func (c *cli) auditFile(cmd string, fs *pflag.FlagSet, wsFlag string) (string, int) {
+func runAuditExport(ctx context.Context, c *cli, args []string) int {
+	fs := c.flagSet("audit export", "audit export [FILE] [-w WORKSPACE] [--dsn-env NAME] [--after SEQ]")
+	src := addSourceFlags(fs)
+	after := fs.Int64("after", 0, "export only events with a seq above this")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	source, code := c.auditSource(ctx, "audit export", fs, src)
+	if code != exitOK {
+		return code
+	}
+	defer source.close()
+	var err error
+	if source.pg != nil {
+		_, err = source.pg.Export(ctx, c.stdout, *after)
+	} else {
+		err = audit.Tail(ctx, source.path, audit.TailOptions{}, func(r audit.Record) error {
+			if r.Event.Seq <= *after {
+				return nil
+			}
+			_, err := fmt.Fprintf(c.stdout, "%s\n", r.Raw)
+			return err
+		})
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate audit export: %s: %v\n", source, err)
+		return exitFail
+	}
+	return exitOK
+}
+
+func runAuditKeygen(c *cli, args []string) int {
+	fs := c.flagSet("audit keygen", "audit keygen [--private FILE] [--public FILE]")
+	privPath := fs.String("private", "audit-signing.key", "where to write the private key (mode 0600; point gateway.audit.signing_key {file: …} at it)")
+	pubPath := fs.String("public", "audit-signing.pub", "where to write the public key (for audit verify --public-key)")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "toolgate audit keygen: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	priv, pub, err := audit.GenerateKeyPair()
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate audit keygen: %v\n", err)
+		return exitFail
+	}
+	for _, f := range []struct {
+		path string
+		data []byte
+		mode os.FileMode
+	}{{*privPath, priv, 0o600}, {*pubPath, pub, 0o644}} {
+		fh, err := os.OpenFile(f.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.mode)
+		if err == nil {
+			_, err = fh.Write(f.data)
+			err = errors.Join(err, fh.Close())
+		}
+		if err != nil {
+			fmt.Fprintf(c.stderr, "toolgate audit keygen: %v (an existing key is never overwritten)\n", err)
+			return exitFail
+		}
+	}
+	fmt.Fprintf(c.stdout, "wrote %s (private: set gateway.audit.signing_key: {file: %s}) and %s (public: toolgate audit verify --public-key %s)\n",
+		*privPath, *privPath, *pubPath, *pubPath)
+	return exitOK
+}
+
+// auditSource picks the chain a subcommand works on: FILE; else the
+// PostgreSQL chain of $NAME (--dsn-env); else the workspace's store from
+// -w, $TOOLGATE_WORKSPACE or an existing ./toolgate.yaml (its PostgreSQL
+// chain, or its gateway.audit.path); else ./audit.jsonl.
+func (c *cli) auditSource(ctx context.Context, cmd string, fs *pflag.FlagSet, f sourceFlags) (auditSource, int) {
+	wsFlag, dsnEnv := *f.ws, *f.dsnEnv
 	switch {
 	case fs.NArg() > 1:
 		fmt.Fprintf(c.stderr, "toolgate %s: one FILE at most, got %q\n", cmd, fs.Args())
-		return "", exitUsage
-	case fs.NArg() == 1 && wsFlag != "":
-		fmt.Fprintf(c.stderr, "toolgate %s: give FILE or -w WORKSPACE, not both\n", cmd)
-		return "", exitUsage
+		return auditSource{}, exitUsage
+	case fs.NArg() == 1 && (wsFlag != "" || dsnEnv != ""):
+		fmt.Fprintf(c.stderr, "toolgate %s: give FILE, -w WORKSPACE or --dsn-env NAME, not both\n", cmd)
+		return auditSource{}, exitUsage
 	case fs.NArg() == 1:
-		return fs.Arg(0), exitOK
+		return auditSource{path: fs.Arg(0)}, exitOK
+	case dsnEnv != "":
+		dsn := c.getenv(dsnEnv)
+		if dsn == "" {
+			fmt.Fprintf(c.stderr, "toolgate %s: --dsn-env %s: the environment variable is empty or unset\n", cmd, dsnEnv)
+			return auditSource{}, exitUsage
+		}
+		return c.openPGSource(ctx, cmd, dsn)
 	}
 	wsPath := c.workspacePath(wsFlag)
-	if wsFlag == "" && c.getenv("TOOLGATE_WORKSPACE") == "" {
+	if wsFlag == "" && c.workspace == "" && c.getenv("TOOLGATE_WORKSPACE") == "" {
 		if _, err := os.Stat(wsPath); errors.Is(err, os.ErrNotExist) {
-			return audit.DefaultFile, exitOK
+			return auditSource{path: audit.DefaultFile}, exitOK
 		}
 	}
 	ws, err := workspace.Load(wsPath)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "toolgate %s: %v\n(to skip the workspace, name the log: toolgate %s FILE)\n", cmd, err, cmd)
-		return "", exitFail
+		return auditSource{}, exitFail
 	}
-	return gateway.AuditPath(ws), exitOK
+	if pg := ws.Gateway.State.Postgres; pg != nil && pg.DSN != nil {
+		dsn, err := pg.DSN.Resolve(c.getenv)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "toolgate %s: gateway.state.postgres.dsn: %v\n", cmd, err)
+			return auditSource{}, exitFail
+		}
+		return c.openPGSource(ctx, cmd, dsn)
+	}
+	return auditSource{path: gateway.AuditPath(ws)}, exitOK
+}
+
+func (c *cli) openPGSource(ctx context.Context, cmd, dsn string) (auditSource, int) {
+	pg, err := state.OpenPostgres(ctx, dsn)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate %s: %v\n", cmd, err)
+		return auditSource{}, exitFail
+	}
+	return auditSource{pg: pg}, exitOK
 }
 
 // eventLine renders an event as one line for people: seq, time, agent,

@@ -82,7 +82,10 @@ func TestAuditVerifyCLI(t *testing.T) {
 		stdout   string
 		stderrIn []string
 	}{
-		{"intact", []string{good}, exitOK, "ok: 5 events, chain intact, last hash " + lastHash + "\n", nil},
+		{"intact", []string{good}, exitOK, "ok: 5 events, chain intact, last hash " + lastHash + "\n" +
+			"finding: 2 allowed calls have no outcome event (the gateway stopped during the call, or the call is still running):\n" +
+			"  seq 1 2026-03-04T05:06:00.007Z reader command:call:json-tools:query\n" +
+			"  seq 4 2026-03-04T05:06:03.007Z writer command:call:json-tools:query\n", nil},
 		{"empty", []string{empty}, exitOK, "ok: 0 events, chain intact, last hash (none: the log is empty)\n", nil},
 		{"edited", []string{edited}, exitFail, "", []string{edited + ": line 2 (seq 2): edited: "}},
 		{"removed", []string{removed}, exitFail, "", []string{"line 3 (seq 3): missing: seq 3 is missing"}},

@@ -33,6 +33,18 @@ type cli struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	log            *slog.Logger
+
+	// The global flags' state: accepted before the subcommand or after it
+	// (every subcommand's flag set carries --log-level and --log-format), so
+	// `toolgate serve --log-level debug` and `toolgate --log-level debug
+	// serve` mean the same.
+	level     *slog.LevelVar
+	logFormat string
+	workspace string // -w given before the subcommand; the subcommand's own -w wins
+
+	// listServerTools enumerates proxied servers for `toolgate pin`; nil
+	// is noServerLister (see pin.go).
+	listServerTools serverLister
 }
 
 type subcommand struct {
@@ -52,6 +64,7 @@ func subcommands() []subcommand {
 		{"mcp-config", "print a harness's MCP config (and Claude Code allowlist) for one agent", runMCPConfig},
 		{"parity", "compare each harness allowlist with the agent's grant", runParity},
 		{"approvals", "list, approve or deny calls waiting for an operator", runApprovals},
+		{"pin", "pin tool definitions in toolgate.lock, or show what changed since", runPin},
 		{"packs", "list the bundled command packs, or show one, and whether they run here", runPacks},
 		{"version", "print the toolgate version", runVersion},
 	}
@@ -68,11 +81,14 @@ func main() {
 
 // main parses the global flags, sets up logging and dispatches.
 func (c *cli) main(ctx context.Context, args []string) int {
+	c.level = new(slog.LevelVar)
+	c.logFormat = "text"
+	c.log = newLogger(c.stderr, c.logFormat, c.level)
 	fs := pflag.NewFlagSet("toolgate", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.SetInterspersed(false)
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	c.addGlobalFlags(fs)
+	fs.StringVarP(&c.workspace, "workspace", "w", "", "workspace file for the subcommand (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	fs.Usage = func() { c.usage() }
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
@@ -81,12 +97,6 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr, "toolgate: %v\n", err)
 		return exitUsage
 	}
-	logger, err := newLogger(c.stderr, *logFormat, *logLevel)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "toolgate: %v\n", err)
-		return exitUsage
-	}
-	c.log = logger
 	rest := fs.Args()
 	if len(rest) == 0 {
 		c.usage()
@@ -114,25 +124,78 @@ func (c *cli) dispatch(ctx context.Context, name string, args []string) int {
 }
 
 func (c *cli) usage() {
-	fmt.Fprintf(c.stderr, "toolgate governs what AI coding agents may do.\n\nUsage: toolgate [--log-format text|json] [--log-level LEVEL] COMMAND [flags]\n\nCommands:\n")
+	fmt.Fprintf(c.stderr, "toolgate governs what AI coding agents may do.\n\nUsage: toolgate [--log-format text|json] [--log-level LEVEL] [-w WORKSPACE] COMMAND [flags]\n\nThe global flags --log-format and --log-level may also follow COMMAND.\n\nCommands:\n")
 	for _, s := range subcommands() {
 		fmt.Fprintf(c.stderr, "  %-10s %s\n", s.name, s.short)
 	}
 	fmt.Fprintf(c.stderr, "\nRun `toolgate COMMAND --help` for a command's flags.\n")
 }
 
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+// addGlobalFlags puts the flags every command accepts on fs; each sets the
+// cli's logger as it is parsed, so the last one given wins wherever it stood.
+func (c *cli) addGlobalFlags(fs *pflag.FlagSet) {
+	fs.Var(logLevelFlag{c}, "log-level", "log level: debug, info, warn or error")
+	fs.Var(logFormatFlag{c}, "log-format", "log format: text or json")
+}
+
+// logLevelFlag is --log-level: it sets the shared level of the cli's logger.
+type logLevelFlag struct{ c *cli }
+
+func (f logLevelFlag) String() string {
+	if f.c == nil || f.c.level == nil {
+		return "info"
+	}
+	return strings.ToLower(f.c.level.Level().String())
+}
+
+func (f logLevelFlag) Set(v string) error {
 	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	if err := lvl.UnmarshalText([]byte(v)); err != nil {
+		return fmt.Errorf("use debug, info, warn or error")
 	}
-	switch strings.ToLower(format) {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
-	case "text", "":
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: lvl, NoColor: !isTerminal(w)})), nil
+	f.c.ensureLogger()
+	f.c.level.Set(lvl)
+	return nil
+}
+
+func (f logLevelFlag) Type() string { return "LEVEL" }
+
+// logFormatFlag is --log-format: it rebuilds the cli's logger in that format.
+type logFormatFlag struct{ c *cli }
+
+func (f logFormatFlag) String() string {
+	if f.c == nil || f.c.logFormat == "" {
+		return "text"
 	}
-	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+	return f.c.logFormat
+}
+
+func (f logFormatFlag) Set(v string) error {
+	v = strings.ToLower(v)
+	if v != "text" && v != "json" {
+		return fmt.Errorf("use text or json")
+	}
+	f.c.ensureLogger()
+	f.c.logFormat = v
+	f.c.log = newLogger(f.c.stderr, v, f.c.level)
+	return nil
+}
+
+func (f logFormatFlag) Type() string { return "FORMAT" }
+
+// ensureLogger gives a cli built by a test without main a level to set.
+func (c *cli) ensureLogger() {
+	if c.level == nil {
+		c.level = new(slog.LevelVar)
+	}
+}
+
+// newLogger builds the logger for format (already validated: text or json).
+func newLogger(w io.Writer, format string, level *slog.LevelVar) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	}
+	return slog.New(tint.NewHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w)}))
 }
 
 func isTerminal(w io.Writer) bool {
@@ -149,6 +212,7 @@ func isTerminal(w io.Writer) bool {
 func (c *cli) flagSet(name, usage string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
+	c.addGlobalFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(c.stderr, "Usage: toolgate %s\n\nFlags:\n", usage)
 		fs.PrintDefaults()
@@ -170,11 +234,14 @@ func parse(fs *pflag.FlagSet, args []string) (code int, ok bool) {
 	return 0, true
 }
 
-// workspacePath applies the default: -w, else $TOOLGATE_WORKSPACE, else
-// ./toolgate.yaml.
+// workspacePath applies the default: the subcommand's -w, else a -w given
+// before the subcommand, else $TOOLGATE_WORKSPACE, else ./toolgate.yaml.
 func (c *cli) workspacePath(flag string) string {
 	if flag != "" {
 		return flag
+	}
+	if c.workspace != "" {
+		return c.workspace
 	}
 	if env := c.getenv("TOOLGATE_WORKSPACE"); env != "" {
 		return env

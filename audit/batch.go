@@ -1,0 +1,123 @@
+package audit
+
+import (
+	"runtime"
+	"sync"
+)
+
+// CommitFunc writes one batch of events durably, in order. It returns an
+// error per event (nil entries for events written; errs may be nil when all
+// were) and an error that fails the whole batch.
+type CommitFunc func(evs []*Event) (errs []error, err error)
+
+// Batcher group-commits appends (DESIGN §7): while one caller (the leader)
+// runs a commit, the others queue; when it finishes, the next leader takes
+// the whole queue as one batch. There is no goroutine of its own and no
+// lost wake-up: a leader steps down only after finding the queue empty,
+// under the same mutex that queues. The JSONL Log and the PostgreSQL chain
+// both append through one.
+type Batcher struct {
+	commit CommitFunc
+
+	mu      sync.Mutex
+	idle    *sync.Cond // signalled when a leader steps down
+	queue   []*pending
+	leading bool
+	closed  bool
+	batches int64
+	events  int64
+}
+
+type pending struct {
+	ev   *Event
+	err  error
+	done chan struct{}
+}
+
+// NewBatcher returns a Batcher that writes batches with commit.
+func NewBatcher(commit CommitFunc) *Batcher {
+	b := &Batcher{commit: commit}
+	b.idle = sync.NewCond(&b.mu)
+	return b
+}
+
+// Append queues ev and returns once the batch holding it was committed,
+// with that event's error. After Close it returns ErrClosed.
+func (b *Batcher) Append(ev *Event) error {
+	p := &pending{ev: ev, done: make(chan struct{})}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return ErrClosed
+	}
+	b.queue = append(b.queue, p)
+	if b.leading {
+		b.mu.Unlock()
+		<-p.done
+		return p.err
+	}
+	b.leading = true
+	for len(b.queue) > 0 {
+		batch := b.queue
+		b.queue = nil
+		b.mu.Unlock()
+		b.run(batch)
+		if len(batch) > 1 {
+			// The writers just woken usually append again at once; letting
+			// them queue before looking keeps the next batch whole instead
+			// of alternating one lone event with everyone else.
+			runtime.Gosched()
+		}
+		b.mu.Lock()
+		b.batches++
+		b.events += int64(len(batch))
+	}
+	b.leading = false
+	b.idle.Broadcast()
+	b.mu.Unlock()
+	return p.err
+}
+
+func (b *Batcher) run(batch []*pending) {
+	evs := make([]*Event, len(batch))
+	for i, p := range batch {
+		evs[i] = p.ev
+	}
+	errs, err := b.commit(evs)
+	for i, p := range batch {
+		switch {
+		case err != nil:
+			p.err = err
+		case i < len(errs):
+			p.err = errs[i]
+		}
+		close(p.done)
+	}
+}
+
+// Close refuses new appends and waits for the batch in progress (and the
+// queue behind it) to be committed.
+func (b *Batcher) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for b.leading {
+		b.idle.Wait()
+	}
+}
+
+// Stats returns how many batches and events were committed; their ratio
+// is the average batch size.
+func (b *Batcher) Stats() (batches, events int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.batches, b.events
+}
+
+// QueueLen reports the events waiting behind the batch in progress and
+// whether one is in progress (for tests and metrics).
+func (b *Batcher) QueueLen() (queued int, leading bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue), b.leading
+}

@@ -1,0 +1,68 @@
+package audit
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestGroupCommit: while the file lock is held elsewhere (another process
+// mid-append), 16 concurrent Appends queue behind one leader; once the lock
+// is free they go out in exactly two batches (the leader's own, then all
+// the others together), and every Append returns only after its batch.
+func TestGroupCommit(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, Options{Fsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	other, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := lockFile(other); err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- l.Append(&Event{Agent: "g", Decision: "deny", Reason: string(rune('a' + i))})
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		queued, leading := l.batch.QueueLen()
+		if leading && queued == n-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue never filled: %d queued, leader %v", queued, leading)
+		}
+		time.Sleep(time.Millisecond) // polling a condition, not synchronising
+	}
+	if err := unlockFile(other); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, e := l.Stats(); b != 2 || e != n {
+		t.Errorf("%d batches for %d events, want 2 for %d", b, e, n)
+	}
+	if rep, err := VerifyFile(path); err != nil || rep.Events != n {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}

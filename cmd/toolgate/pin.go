@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/pin"
+	"github.com/toolgate/toolgate/workspace"
+)
+
+// serverLister enumerates the tools of the workspace's proxied MCP servers
+// for `toolgate pin`: per server id, the pins of what it lists now; a
+// server that cannot be enumerated is in errs instead.
+//
+// TODO(lead): the default lists nothing — plug in mcpproxy here: connect
+// to each server (ws.MCPServers), run tools/list (all pages) and pass each
+// raw tool object to pin.DigestTool (or the whole result to
+// pin.DigestList).
+type serverLister func(ctx context.Context, ws *workspace.Workspace) (tools map[string][]pin.Tool, errs map[string]error)
+
+// noServerLister is the default until the proxy is wired in: every
+// proxied server is reported as not enumerated, and its pins are kept.
+func noServerLister(_ context.Context, ws *workspace.Workspace) (map[string][]pin.Tool, map[string]error) {
+	errs := map[string]error{}
+	for _, s := range ws.MCPServers {
+		errs[s.ID] = errors.New("this build does not enumerate proxied servers for pinning yet")
+	}
+	return nil, errs
+}
+
+// pinReport is `pin --format json`.
+type pinReport struct {
+	Lock        string            `json:"lock"`
+	Written     bool              `json:"written"`
+	Results     []pinResult       `json:"results"`
+	Unavailable map[string]string `json:"unavailable,omitempty"`
+	Removed     []string          `json:"removed_surfaces,omitempty"`
+}
+
+type pinResult struct {
+	Surface string `json:"surface"`
+	Tool    string `json:"tool"`
+	Status  string `json:"status"`
+	Pinned  string `json:"pinned,omitempty"`
+	Live    string `json:"live,omitempty"`
+}
+
+const pinUsage = "pin [-w FILE] [--update] [--format text|json]"
+
+func runPin(ctx context.Context, c *cli, args []string) int {
+	fs := c.flagSet("pin", pinUsage)
+	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
+	update := fs.Bool("update", false, "record the live definitions as reviewed: rewrite toolgate.lock")
+	format := fs.String("format", "text", "output format: text or json")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "toolgate pin: unexpected argument %q (the workspace is given with -w FILE)\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *format != "text" && *format != "json" {
+		fmt.Fprintf(c.stderr, "toolgate pin: --format %q: use text or json\n", *format)
+		return exitUsage
+	}
+	ws, err := workspace.Load(c.workspacePath(*wsFlag))
+	if err != nil {
+		printLoadError(c, err)
+		return exitFail
+	}
+	lockPath := pin.PathFor(ws.Path)
+	old, err := pin.Read(lockPath)
+	first := errors.Is(err, os.ErrNotExist)
+	if err != nil && !first {
+		fmt.Fprintf(c.stderr, "toolgate pin: %v\n(fix the file, or delete it and run `toolgate pin` to pin anew)\n", err)
+		return exitFail
+	}
+	if first {
+		old = pin.New()
+	}
+
+	live, err := pin.PackTools(ws)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate pin: %v\n", err)
+		return exitFail
+	}
+	lister := c.listServerTools
+	if lister == nil {
+		lister = noServerLister
+	}
+	served, unavailable := lister(ctx, ws)
+	for id, tools := range served {
+		live[id] = tools
+	}
+
+	rep := pinReport{Lock: lockPath, Unavailable: map[string]string{}}
+	next := pin.New()
+	declared := map[string]bool{}
+	for _, p := range ws.CommandPacks {
+		declared[p.ID] = true
+	}
+	for _, s := range ws.MCPServers {
+		declared[s.ID] = true
+	}
+	surfaces := make([]string, 0, len(declared))
+	for s := range declared {
+		surfaces = append(surfaces, s)
+	}
+	slices.Sort(surfaces)
+	clean := true
+	for _, s := range surfaces {
+		if err, down := unavailable[s]; down {
+			rep.Unavailable[s] = err.Error()
+			if pins, ok := old.Surfaces[s]; ok { // keep what was reviewed
+				next.Surfaces[s] = pins
+			}
+			continue
+		}
+		var keep []pin.Tool
+		for _, r := range old.Compare(s, live[s]) {
+			rep.Results = append(rep.Results, pinResult{s, r.Tool, string(r.Status), string(r.Pinned), string(r.Live)})
+			if r.Status != pin.StatusPinned {
+				clean = false
+			}
+			if r.Status != pin.StatusGone && r.Status != pin.StatusInvalid {
+				keep = append(keep, pin.Tool{Name: r.Tool, Digest: r.Live})
+			}
+		}
+		next.SetSurface(s, keep)
+	}
+	for s := range old.Surfaces {
+		if !declared[s] {
+			rep.Removed = append(rep.Removed, s)
+			clean = false
+		}
+	}
+	slices.Sort(rep.Removed)
+
+	if first || *update {
+		if err := pin.Write(lockPath, next); err != nil {
+			fmt.Fprintf(c.stderr, "toolgate pin: %v\n", err)
+			return exitFail
+		}
+		rep.Written = true
+	}
+	code := exitOK
+	if !clean && !rep.Written {
+		code = exitFail
+	}
+	if *format == "json" {
+		if rep.Results == nil {
+			rep.Results = []pinResult{}
+		}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(c.stderr, "toolgate pin: %v\n", err)
+			return exitFail
+		}
+		return code
+	}
+	printPinReport(c, rep, first, code)
+	return code
+}
+
+func printPinReport(c *cli, rep pinReport, first bool, code int) {
+	counts := map[string]int{}
+	for _, r := range rep.Results {
+		counts[r.Status]++
+		switch pin.Status(r.Status) {
+		case pin.StatusPinned:
+			continue
+		case pin.StatusChanged:
+			fmt.Fprintf(c.stdout, "  changed  %s:%s  %s -> %s\n", r.Surface, r.Tool, short(r.Pinned), short(r.Live))
+		case pin.StatusNew:
+			fmt.Fprintf(c.stdout, "  new      %s:%s  %s\n", r.Surface, r.Tool, short(r.Live))
+		case pin.StatusGone:
+			fmt.Fprintf(c.stdout, "  gone     %s:%s  (was %s)\n", r.Surface, r.Tool, short(r.Pinned))
+		case pin.StatusInvalid:
+			fmt.Fprintf(c.stdout, "  invalid  %s:%s  (its definition cannot be pinned: duplicate or case-variant keys, or listed twice)\n", r.Surface, r.Tool)
+		}
+	}
+	for _, s := range rep.Removed {
+		fmt.Fprintf(c.stdout, "  removed  %s  (no longer in the workspace)\n", s)
+	}
+	for _, s := range sortedKeys(rep.Unavailable) {
+		fmt.Fprintf(c.stdout, "  skipped  %s  not enumerated: %s (its pins are kept)\n", s, rep.Unavailable[s])
+	}
+	summary := fmt.Sprintf("%d pinned", counts[string(pin.StatusPinned)])
+	for _, st := range []pin.Status{pin.StatusChanged, pin.StatusNew, pin.StatusGone, pin.StatusInvalid} {
+		if n := counts[string(st)]; n > 0 {
+			summary += fmt.Sprintf(", %d %s", n, st)
+		}
+	}
+	switch {
+	case first:
+		fmt.Fprintf(c.stdout, "%s: wrote %d tool pins\n", rep.Lock, counts[string(pin.StatusNew)])
+	case rep.Written:
+		fmt.Fprintf(c.stdout, "%s: updated (%s)\n", rep.Lock, summary)
+	case code != exitOK:
+		fmt.Fprintf(c.stdout, "%s: %s — tools not pinned are hidden and refused; review the changes, then run `toolgate pin --update`\n", rep.Lock, summary)
+	default:
+		fmt.Fprintf(c.stdout, "%s: ok (%s)\n", rep.Lock, summary)
+	}
+}
+
+// short abbreviates a digest for people: sha256:0123456789ab….
+func short(d string) string {
+	if h, ok := strings.CutPrefix(d, "sha256:"); ok && len(h) > 12 {
+		return "sha256:" + h[:12] + "…"
+	}
+	return d
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

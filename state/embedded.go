@@ -1,0 +1,178 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+
+	"github.com/toolgate/toolgate/audit"
+)
+
+// DBFile is the embedded store's SQLite file inside its directory.
+const DBFile = "state.db"
+
+// How the embedded store notices another process's commit: PRAGMA
+// data_version, on a connection of its own, changes exactly when some other
+// connection committed since it last asked. Asking costs no disk I/O (it
+// reads the WAL index in shared memory) but some CPU in the driver, so it
+// is asked when inotify reports a write in the directory (then every
+// burstEvery for up to burstFor, since the write can precede the commit's
+// visibility), and otherwise every safetyPoll as a net. Without inotify it
+// is asked every pollEvery. Nothing is asked while nobody waits.
+const (
+	pollEvery  = 5 * time.Millisecond
+	safetyPoll = 100 * time.Millisecond
+	burstEvery = time.Millisecond
+	burstFor   = 50 * time.Millisecond
+)
+
+// Embedded is the one-machine store: SQLite in WAL mode with a busy
+// timeout, every write transaction BEGIN IMMEDIATE, so several toolgate
+// processes on one machine share it safely.
+type Embedded struct {
+	*sqlStore
+	dir  string
+	stop context.CancelFunc
+	done chan struct{}
+	once sync.Once
+}
+
+// OpenEmbedded opens (creating if needed, mode 0700/0600) the store in dir
+// and brings its schema up to date.
+func OpenEmbedded(ctx context.Context, dir string) (*Embedded, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state: create %s: %w (check gateway.state.path)", dir, err)
+	}
+	path := filepath.Join(dir, DBFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state: open %s: %w (check gateway.state.path: the directory must be writable)", path, err)
+	}
+	f.Close()
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("state: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(8)
+	if err := checkSQLite(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state: %s is damaged or not a toolgate state database (%v); move it aside (pending approvals and tasks in it are lost) and start again", path, err)
+	}
+	if err := migrate(ctx, db, func(s string) string { return s }, []migration{{1, commonSchema}, {2, secretsSchema}}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state: %s: %w", path, err)
+	}
+	e := &Embedded{sqlStore: newSQLStore(db, dialect{name: "sqlite"}, path), dir: dir, done: make(chan struct{})}
+	wctx, cancel := context.WithCancel(context.Background())
+	e.stop = cancel
+	go e.watch(wctx)
+	return e, nil
+}
+
+// checkSQLite runs SQLite's quick integrity check.
+func checkSQLite(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return err
+		}
+		if s != "ok" {
+			problems = append(problems, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// watch wakes this process's subscribers when another process (or
+// connection) commits.
+func (e *Embedded) watch(ctx context.Context) {
+	defer close(e.done)
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	events, stopEvents, ok := fileEvents(e.dir)
+	every := pollEvery
+	if ok {
+		defer stopEvents()
+		every = safetyPoll
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	burst := time.NewTimer(time.Hour)
+	burst.Stop()
+	var burstEnd time.Time
+	var last int64 = -1
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-events:
+			burstEnd = time.Now().Add(burstFor)
+		case <-burst.C:
+		}
+		if e.hubs[topicApprovals].n()+e.hubs[topicTasks].n()+e.hubs[topicJobs].n() == 0 {
+			last = -1 // nobody waits; start afresh when someone does
+			continue
+		}
+		var v int64
+		if err := conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+			continue
+		}
+		// The first look after a quiet spell has nothing to compare with:
+		// wake anyway, so a commit between a waiter's own check and this
+		// look is not missed (the waiter just checks again).
+		if v != last {
+			for _, h := range e.hubs {
+				h.wake()
+			}
+			burstEnd = time.Time{}
+		}
+		last = v
+		if time.Now().Before(burstEnd) {
+			burst.Reset(burstEvery)
+		}
+	}
+}
+
+// OpenAudit opens the JSONL audit log at path (package audit).
+func (e *Embedded) OpenAudit(path string, opts audit.Options) (audit.Sink, error) {
+	return audit.Open(path, opts)
+}
+
+// Dir is the store's directory.
+func (e *Embedded) Dir() string { return e.dir }
+
+// Close stops the watcher and closes the database.
+func (e *Embedded) Close() error {
+	var err error
+	e.once.Do(func() {
+		e.stop()
+		<-e.done
+		err = e.db.Close()
+	})
+	return err
+}

@@ -1,0 +1,99 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migration is one versioned schema step; steps are applied in order, each
+// in its own transaction, and recorded in schema_migrations.
+type migration struct {
+	version int
+	sql     []string
+}
+
+// commonSchema is the schema of approvals, tasks and jobs, the same SQL on
+// both backends (times are Unix nanoseconds, JSON is text).
+var commonSchema = []string{
+	`CREATE TABLE IF NOT EXISTS approvals (
+		id TEXT PRIMARY KEY,
+		kind TEXT NOT NULL,
+		agent TEXT NOT NULL, action TEXT NOT NULL, args_sha256 TEXT NOT NULL, revision TEXT NOT NULL,
+		arguments TEXT NOT NULL, argv TEXT NOT NULL, tier TEXT NOT NULL, reason TEXT NOT NULL, payload TEXT NOT NULL,
+		state TEXT NOT NULL, created BIGINT NOT NULL, expires BIGINT NOT NULL,
+		decided_by TEXT NOT NULL, decided_at BIGINT NOT NULL, deny_reason TEXT NOT NULL,
+		reported INTEGER NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS approvals_key ON approvals (agent, action, args_sha256, revision, created)`,
+	`CREATE INDEX IF NOT EXISTS approvals_live ON approvals (state, expires)`,
+	`CREATE TABLE IF NOT EXISTS tasks (
+		id TEXT PRIMARY KEY,
+		agent TEXT NOT NULL, surface TEXT NOT NULL, action TEXT NOT NULL, args_sha256 TEXT NOT NULL, revision TEXT NOT NULL,
+		approval_id TEXT NOT NULL, downstream_server TEXT NOT NULL, downstream_task TEXT NOT NULL,
+		status TEXT NOT NULL, result TEXT, status_message TEXT NOT NULL,
+		created BIGINT NOT NULL, updated BIGINT NOT NULL, expires BIGINT NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS tasks_agent ON tasks (agent, created)`,
+	`CREATE INDEX IF NOT EXISTS tasks_expires ON tasks (expires)`,
+	`CREATE TABLE IF NOT EXISTS jobs (
+		id TEXT PRIMARY KEY,
+		agent TEXT NOT NULL, surface TEXT NOT NULL, command TEXT NOT NULL, state TEXT NOT NULL,
+		exit INTEGER, started BIGINT NOT NULL, ended BIGINT NOT NULL, error TEXT NOT NULL, updated BIGINT NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS jobs_agent ON jobs (agent, started)`,
+}
+
+// secretsSchema holds the deployment's shared secrets (the key that seals
+// MCP requestState), created on first use by whichever process needs one.
+var secretsSchema = []string{
+	`CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+}
+
+// auditSchema is the PostgreSQL audit chain: one head row, locked by each
+// batch, and the events with their exact line bytes.
+var auditSchema = []string{
+	`CREATE TABLE IF NOT EXISTS audit_head (
+		id INTEGER PRIMARY KEY CHECK (id = 1), seq BIGINT NOT NULL, hash TEXT NOT NULL, sealed BOOLEAN NOT NULL)`,
+	`INSERT INTO audit_head (id, seq, hash, sealed) VALUES (1, 0, '', false) ON CONFLICT (id) DO NOTHING`,
+	`CREATE TABLE IF NOT EXISTS audit_events (
+		seq BIGINT PRIMARY KEY, hash TEXT NOT NULL, time TIMESTAMPTZ NOT NULL,
+		agent TEXT NOT NULL, action TEXT NOT NULL, decision TEXT NOT NULL, line BYTEA NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS audit_events_agent ON audit_events (agent, seq)`,
+}
+
+// migrate applies the steps not yet recorded. The caller makes it safe
+// against a second process migrating at once (SQLite: the write lock of
+// BEGIN IMMEDIATE; PostgreSQL: an advisory lock held around the call).
+func migrate(ctx context.Context, db *sql.DB, q func(string) string, steps []migration) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for _, m := range steps {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, q(`SELECT count(*) FROM schema_migrations WHERE version = ?`), m.version).Scan(&n); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("read schema_migrations: %w", err)
+		}
+		if n > 0 {
+			tx.Rollback()
+			continue
+		}
+		for _, stmt := range m.sql {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("schema version %d: %w", m.version, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, q(`INSERT INTO schema_migrations (version, applied) VALUES (?, ?)`), m.version, ns(time.Now())); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("record schema version %d: %w", m.version, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("schema version %d: %w", m.version, err)
+		}
+	}
+	return nil
+}

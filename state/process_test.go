@@ -1,0 +1,218 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/approvals"
+	"github.com/toolgate/toolgate/audit"
+)
+
+// Environment of the helper process.
+const (
+	helperWhereEnv = "TOOLGATE_STATE_HELPER_WHERE" // file path, dir or DSN
+	helperIDEnv    = "TOOLGATE_STATE_HELPER_ID"
+	helperCountEnv = "TOOLGATE_STATE_HELPER_COUNT"
+)
+
+// TestHelperProcess is not a test: the multi-process tests re-execute the
+// test binary with it selected and helperEnv naming the role, to get real
+// separate processes. Roles: append-file / append-pg (append COUNT events
+// once stdin closes) and wait (hold one call for approval, print the
+// outcome).
+func TestHelperProcess(t *testing.T) {
+	role := os.Getenv(helperEnv)
+	if role == "" {
+		t.Skip("helper process for the multi-process tests")
+	}
+	where, id := os.Getenv(helperWhereEnv), os.Getenv(helperIDEnv)
+	ctx := context.Background()
+	switch role {
+	case "append-file", "append-pg":
+		n, _ := strconv.Atoi(os.Getenv(helperCountEnv))
+		var sink audit.Sink
+		if role == "append-file" {
+			l, err := audit.Open(where, audit.Options{Fsync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sink = l
+		} else {
+			p, err := OpenPostgres(ctx, where)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			sink = p.AuditChain(audit.Options{})
+		}
+		defer sink.Close()
+		if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := sink.Append(&audit.Event{Agent: id, Decision: "allow", Reason: strconv.Itoa(i)}); err != nil {
+				t.Fatalf("%s append %d: %v", id, i, err)
+			}
+		}
+	case "wait":
+		s, err := OpenEmbedded(ctx, where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		b := approvals.New(approvals.Options{Store: s, TTL: time.Minute})
+		defer b.Close()
+		res := b.Wait(ctx, testKey, testInfo, approvals.WaitOptions{Wait: time.Minute})
+		out, _ := json.Marshal(map[string]string{"outcome": string(res.Outcome), "id": res.Request.ID, "by": res.Request.DecidedBy})
+		fmt.Fprintf(os.Stdout, "RESULT %s\n", out)
+	default:
+		t.Fatalf("unknown helper role %q", role)
+	}
+}
+
+// helper starts the test binary as a helper process of role.
+func helper(t *testing.T, role, where, id string, count int) (*exec.Cmd, io.WriteCloser, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), helperEnv+"="+role, helperWhereEnv+"="+where, helperIDEnv+"="+id, helperCountEnv+"="+strconv.Itoa(count))
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	gate, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, gate, out
+}
+
+// TestChainFourProcesses: 4 processes × 500 appends form one chain that
+// verifies, with every writer's events present and in its order — on the
+// embedded JSONL file and on the PostgreSQL chain.
+func TestChainFourProcesses(t *testing.T) {
+	t.Parallel()
+	const procs, each = 4, 500
+	run := func(t *testing.T, role, where string, verify func() (audit.Report, []audit.Event)) {
+		var cmds []*exec.Cmd
+		var outs []*bytes.Buffer
+		var gates []io.WriteCloser
+		for i := range procs {
+			cmd, gate, out := helper(t, role, where, fmt.Sprint("w", i), each)
+			cmds, gates, outs = append(cmds, cmd), append(gates, gate), append(outs, out)
+		}
+		for _, g := range gates {
+			g.Close()
+		}
+		for i, c := range cmds {
+			if err := c.Wait(); err != nil {
+				t.Fatalf("writer %d: %v\n%s", i, err, outs[i])
+			}
+		}
+		rep, evs := verify()
+		if rep.Events != procs*each {
+			t.Fatalf("%d events, want %d", rep.Events, procs*each)
+		}
+		next, switches := map[string]int{}, 0
+		for i, ev := range evs {
+			if ev.Reason != strconv.Itoa(next[ev.Agent]) {
+				t.Fatalf("seq %d: writer %s event %s, want %d", ev.Seq, ev.Agent, ev.Reason, next[ev.Agent])
+			}
+			next[ev.Agent]++
+			if i > 0 && evs[i-1].Agent != ev.Agent {
+				switches++
+			}
+		}
+		t.Logf("%d processes × %d: one chain of %d events, %d switches between writers", procs, each, rep.Events, switches)
+	}
+	t.Run("embedded file", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		run(t, "append-file", path, func() (audit.Report, []audit.Event) {
+			rep, err := audit.VerifyFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var evs []audit.Event
+			if err := audit.Tail(context.Background(), path, audit.TailOptions{}, func(r audit.Record) error {
+				evs = append(evs, r.Event)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return rep, evs
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		dsn := needPG(t)
+		p, err := OpenPostgres(context.Background(), dsn) // migrate before the writers start
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		run(t, "append-pg", dsn, func() (audit.Report, []audit.Event) {
+			rep, err := p.VerifyChain(context.Background(), audit.VerifyOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if _, err := p.Export(context.Background(), &buf, 0); err != nil {
+				t.Fatal(err)
+			}
+			if frep, err := audit.Verify(bytes.NewReader(buf.Bytes())); err != nil || frep.LastHash != rep.LastHash || frep.Events != rep.Events {
+				t.Fatalf("export verified by the file verifier: %+v %v, want %+v", frep, err, rep)
+			}
+			var evs []audit.Event
+			for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+				var ev audit.Event
+				if err := json.Unmarshal(line, &ev); err != nil {
+					t.Fatal(err)
+				}
+				evs = append(evs, ev)
+			}
+			return rep, evs
+		})
+	})
+}
+
+// TestEmbeddedTwoProcesses: a call held by one process is listed and
+// approved by another on the same .toolgate/, and the first one's waiter
+// wakes and runs.
+func TestEmbeddedTwoProcesses(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), ".toolgate")
+	cmd, gate, out := helper(t, "wait", dir, "", 0)
+	gate.Close()
+	s, err := OpenEmbedded(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var d decisions
+	b := newBroker(t, s, &d, time.Minute)
+	req := waitPending(t, b, testKey)
+	if _, err := b.ApproveContext(context.Background(), req.ID, approvals.ByOperator); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("waiting process: %v\n%s", err, out)
+	}
+	want := fmt.Sprintf(`RESULT {"by":"operator","id":%q,"outcome":"granted"}`, req.ID)
+	if !bytes.Contains(out.Bytes(), []byte(want)) {
+		t.Fatalf("waiting process printed:\n%s\nwant %s", out, want)
+	}
+	if got := d.of(req.ID); len(got) != 1 {
+		t.Errorf("decision reported %v times in this process, want once", got)
+	}
+}
