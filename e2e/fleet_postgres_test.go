@@ -92,7 +92,7 @@ func TestFleetPostgresOneChain(t *testing.T) {
 	clients := map[string]*client.Client{
 		"a1": mcpHTTP(t, a.base+"/mcp/echo", "tok-a1"),
 		"a2": mcpHTTP(t, b.base+"/mcp/echo", "tok-a2"),
-		"a3": mcpHTTP(t, inst.base+"/mcp/echo", ""),
+		"a3": mcpHTTP(t, inst.base+"/mcp/echo", "tok-a3"),
 		"a4": mcpStdio(t, f.env, "serve", "-w", f.ws, "--agent", "a4", "--stdio", "--surface", "echo"),
 	}
 	start := time.Now()

@@ -17,7 +17,7 @@ import (
 // (approved, denied, expired) by the process whose store update made the
 // decision — once in the whole deployment.
 func (g *Gateway) initPipeline(policy *grantcheck.Policy) error {
-	rev, err := g.newRevision(g.ws, policy)
+	rev, err := g.buildRevision(g.ws, policy)
 	if err != nil {
 		return err
 	}
@@ -44,10 +44,10 @@ func (g *Gateway) initPipeline(policy *grantcheck.Policy) error {
 	return nil
 }
 
-// newRevision builds what the gateway decides with under ws: the snapshot
-// (policy, approval rules, revision, wait, elicitation, the approval hint)
-// and the pack surfaces; views start empty.
-func (g *Gateway) newRevision(ws *workspace.Workspace, policy *grantcheck.Policy) (*revision, error) {
+// buildRevision builds what the gateway decides with under ws: the
+// snapshot (policy, approval rules, revision, wait, elicitation, the
+// approval hint) and the pack surfaces; views start empty.
+func (g *Gateway) buildRevision(ws *workspace.Workspace, policy *grantcheck.Policy) (*revision, error) {
 	rules, err := approvals.CompileRules(policy, ws)
 	if err != nil {
 		return nil, err
@@ -56,18 +56,16 @@ func (g *Gateway) newRevision(ws *workspace.Workspace, policy *grantcheck.Policy
 	if wait <= 0 {
 		wait = approvals.DefaultWait
 	}
-	return &revision{
-		snap: &callpipe.Snapshot{
-			Policy:      policy,
-			Rules:       rules,
-			Revision:    ws.Revision,
-			Wait:        wait,
-			Elicitation: ws.Gateway.Approvals.Elicitation,
-			ApproveHint: g.approveHint,
-		},
-		ws:       ws,
-		surfaces: buildSurfaces(ws),
-	}, nil
+	rev := newRevision(&callpipe.Snapshot{
+		Policy:      policy,
+		Rules:       rules,
+		Revision:    ws.Revision,
+		Wait:        wait,
+		Elicitation: ws.Gateway.Approvals.Elicitation,
+		ApproveHint: g.approveHint,
+	})
+	rev.ws, rev.surfaces = ws, buildSurfaces(ws)
+	return rev, nil
 }
 
 // buildSurfaces indexes the workspace's command packs by id.
@@ -126,7 +124,9 @@ func (g *Gateway) withPolicy(update func(*grantcheck.Policy) (*grantcheck.Policy
 		}
 		snap := *old.snap
 		snap.Policy = np
-		if g.rev.CompareAndSwap(old, &revision{snap: &snap, ws: old.ws, surfaces: old.surfaces}) {
+		next := newRevision(&snap)
+		next.ws, next.surfaces = old.ws, old.surfaces
+		if g.swapRevision(old, next) {
 			return nil
 		}
 	}

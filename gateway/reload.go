@@ -154,7 +154,7 @@ func (g *Gateway) Reload(ctx context.Context, trigger string) error {
 		return err
 	}
 	changed := describeChanges(old.ws, next.ws)
-	g.swapRevision(next)
+	g.installRevision(next)
 	g.tokens.replace(tokens)
 	g.reloads.update(func(st *ReloadStatus) {
 		st.Revision, st.LoadedAt, st.Reloads = next.ws.Revision, now, st.Reloads+1
@@ -195,7 +195,7 @@ func (g *Gateway) prepareReload(ctx context.Context) (*revision, []string, map[s
 			}
 		}
 	}
-	rev, err := g.newRevision(ws, policy)
+	rev, err := g.buildRevision(ws, policy)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -206,16 +206,20 @@ func (g *Gateway) prepareReload(ctx context.Context) (*revision, []string, map[s
 	return rev, restart, tokens, nil
 }
 
-// swapRevision makes next the revision in force, carrying over what the
-// proxied servers are known to list (a listing arriving meanwhile lands
-// on whichever revision is in force when it does: the loop re-reads them).
-func (g *Gateway) swapRevision(next *revision) {
+// installRevision makes next the revision in force, carrying over what
+// the proxied servers are known to list (a listing arriving meanwhile
+// lands on whichever revision is in force when it does: the loop re-reads
+// them). Replacing the revision wakes subscriptions/listen streams, which
+// then tell their clients the list changed.
+func (g *Gateway) installRevision(next *revision) {
 	base := next.snap.Policy
 	for {
 		old := g.rev.Load()
 		snap := *next.snap
 		snap.Policy = g.withListings(base)
-		if g.rev.CompareAndSwap(old, &revision{snap: &snap, ws: next.ws, surfaces: next.surfaces}) {
+		rev := newRevision(&snap)
+		rev.ws, rev.surfaces = next.ws, next.surfaces
+		if g.swapRevision(old, rev) {
 			return
 		}
 	}
