@@ -113,7 +113,9 @@ func (g *Gateway) Status() Status {
 	if g.audit.pg != nil {
 		st.Store.Kind = "postgres"
 	}
-	pending, err := g.approvals.PendingContext(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), storeProbeTimeout)
+	defer cancel()
+	pending, err := g.approvals.PendingContext(ctx)
 	if err != nil {
 		st.Store.OK, st.Store.Error = false, err.Error()
 	}
