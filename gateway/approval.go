@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -11,13 +12,25 @@ import (
 	"github.com/toolgate/toolgate/workspace"
 )
 
+// requestStateSecret names the deployment's secret that seals the MCP
+// requestState toolgate issues, so a retry may land on any replica.
+const requestStateSecret = "requeststate"
+
 // initPipeline builds the approval broker on the shared store, compiles
 // the approval rules into the first revision and starts the call
 // pipeline. Decided approval requests are audited as events of their own
 // (approved, denied, expired) by the process whose store update made the
 // decision — once in the whole deployment.
-func (g *Gateway) initPipeline(policy *grantcheck.Policy) error {
+func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) error {
 	rev, err := g.buildRevision(g.ws, policy)
+	if err != nil {
+		return err
+	}
+	key, err := g.store.Secret(ctx, requestStateSecret)
+	if err != nil {
+		return fmt.Errorf("the shared store's requestState key: %w", err)
+	}
+	sealer, err := callpipe.NewSealer(key)
 	if err != nil {
 		return err
 	}
@@ -39,6 +52,7 @@ func (g *Gateway) initPipeline(policy *grantcheck.Policy) error {
 		Approvals: g.approvals,
 		Journal:   journal,
 		Redactor:  g.runner,
+		Sealer:    sealer,
 		Logger:    g.log,
 	})
 	return nil

@@ -73,6 +73,7 @@ type Gateway struct {
 	admin     *adminAuth
 	sessions  consoleSessions
 	endpoints sync.Map // endpointKey → *mcpserve.Endpoint (pack surfaces)
+	taskRuns  sync.Map // task id → context.CancelFunc of its resumed call
 	version   string
 
 	reloads    reloader
@@ -140,7 +141,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		g.log.Warn("the audit path given is ignored: with gateway.state.postgres the audit chain lives in the database", "path", opts.AuditPath)
 	}
 	g.jobs = packs.NewJobs(runner, packs.JobsOptions{OnEnd: g.jobEnded})
-	if err := g.initPipeline(policy); err != nil {
+	if err := g.initPipeline(ctx, policy); err != nil {
 		g.closeStore()
 		return nil, err
 	}
