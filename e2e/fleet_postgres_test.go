@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -328,4 +330,79 @@ func TestFleetPostgresOutage(t *testing.T) {
 		}
 	}
 	t.Logf("%d calls: %d ran, %d refused during the outage; %d side effects", len(outcomes), len(outcomes)-refused, refused, len(lines))
+}
+
+// modernCall sends one 2026-07-28 request (stateless: the protocol
+// version and the client's capabilities, with the tasks extension, in
+// _meta) to url with token and returns the JSON-RPC message answered.
+func modernCall(t *testing.T, url, token, method, name string, params map[string]any) map[string]any {
+	t.Helper()
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msg map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil {
+		t.Fatalf("%s: %s: %v", method, resp.Status, err)
+	}
+	return msg
+}
+
+// TestFleetPostgresTasks: a held call of a 2026-07-28 client with the
+// tasks extension becomes a task on replica A; replica B reads it (and
+// another agent cannot), an operator approves through B, the call runs on
+// A once, and B reports the task completed with its result.
+func TestFleetPostgresTasks(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, fleetOptions{dsn: fleetDSN(t)})
+	a, b := f.daemon(t), f.daemon(t)
+	created := modernCall(t, a.base+"/mcp/vault", "tok-a1", "tools/call", "stash", map[string]any{"name": "stash", "arguments": map[string]any{"item": "as-a-task"}})
+	res, _ := created["result"].(map[string]any)
+	id, _ := res["taskId"].(string)
+	if res["resultType"] != "task" || id == "" {
+		t.Fatalf("held call on A: %v, want a task", created)
+	}
+	get := func(d *daemon, token string) map[string]any {
+		return modernCall(t, d.base+"/mcp/vault", token, "tasks/get", id, map[string]any{"taskId": id})
+	}
+	if r, _ := get(b, "tok-a1")["result"].(map[string]any); r["status"] != "working" {
+		t.Fatalf("tasks/get on B: %v", r)
+	}
+	if e := get(b, "tok-a2")["error"]; e == nil {
+		t.Fatal("another agent read the task")
+	}
+	p := pendingOn(t, b, "a1")
+	if code := adminJSON(t, b, "POST", "/admin/approvals/"+p.ID+"/approve", nil); code != http.StatusOK {
+		t.Fatalf("approve through B: %d", code)
+	}
+	var done map[string]any
+	waitFor(t, 30*time.Second, "the task to complete", func() bool {
+		done, _ = get(b, "tok-a1")["result"].(map[string]any)
+		return done["status"] == "completed"
+	})
+	if r, _ := done["result"].(map[string]any); r == nil || r["isError"] == true {
+		t.Fatalf("completed task: %v", done)
+	}
+	if got := sideLines(t, f.side); strings.Join(got, ",") != "as-a-task" {
+		t.Fatalf("side effects %v, want the task's call once", got)
+	}
+	f.verifyChain(t)
 }

@@ -41,7 +41,7 @@ func (h modernHold) Task(ctx context.Context, r approvals.Request, resume func(c
 		return nil, false
 	}
 	ttl := h.g.approvals.TTL() + time.Minute
-	msg := "waiting for approval " + r.ID + ": an operator approves it with `toolgate approvals approve " + r.ID + "` or in the console"
+	msg := "waiting for approval " + r.ID + ": an operator approves it with " + h.g.approveHint(r.ID)
 	t, err := store.CreateTask(ctx, state.Task{Agent: h.agent, Surface: h.surface, Action: r.Action, ArgsSHA256: r.ArgsSHA256,
 		Revision: r.Revision, ApprovalID: r.ID, Status: state.TaskWorking, StatusMessage: msg}, ttl)
 	if err != nil {
