@@ -20,6 +20,16 @@ func TestParseMessageKinds(t *testing.T) {
 		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, 0, "batches"},
 		{`{"jsonrpc":"2.0","id":null}`, 0, "not a JSON-RPC message"},
 		{`"x"`, 0, "expected a JSON object"},
+		// A tools/call whose params break the strict rules is read, for
+		// callpipe to refuse and audit; anything else is refused here.
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","Name":"b"}}`, KindRequest, ""},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"x":1,"x":2}}}`, KindNotification, ""},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\"}}", KindRequest, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"a":1,"A":2}}`, 0, "differ only in case"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"x","params":{"a":1,"A":2}}`, 0, "differ only in case"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{},"_meta":{"a":1,"a":2}}`, 0, "duplicate key"},
+		{`{"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"a":1,"A":2}}`, 0, "unpaired surrogate"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"a":1,"A":2}}`, 0, "differ only in case"},
 	}
 	for _, c := range cases {
 		m, err := ParseMessage([]byte(c.in))
