@@ -172,7 +172,7 @@ mcp_servers:
       - op: tool:%[1]s:store
         param_constraints: {entity_type: {enum: [note, contact]}}
       - op: tool:%[1]s:count
-        param_constraints: {n: {maximum: 9007199254740993}}
+        param_constraints: {n: {maximum: 9007199254740992}}
       - tool:%[1]s:echo
       - tool:%[1]s:leak
       - tool:%[1]s:slow
