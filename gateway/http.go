@@ -105,25 +105,15 @@ func (h *httpFront) identify(w http.ResponseWriter, r *http.Request) (string, bo
 // is false when the surface does not exist or the agent holds nothing
 // there.
 func (g *Gateway) endpoint(ctx context.Context, agent, surfaceID string) (*mcpserve.Endpoint, bool) {
-	var factory mcpserve.Factory
-	switch ps := g.proxy.server(surfaceID); {
-	case ps != nil:
-		if !g.servesAgent(ctx, agent, ps) {
-			return nil, false
-		}
-		factory = g.sessionFactory(agent, ps)
-	default:
-		s, ok := g.surfaces[surfaceID]
-		if !ok || !g.view(agent, surfaceID).holds() {
-			return nil, false
-		}
-		factory = g.packSessions(agent, s)
+	opts, ok := g.serveOptions(ctx, agent, surfaceID)
+	if !ok {
+		return nil, false
 	}
 	key := endpointKey{agent, surfaceID}
 	if e, ok := g.endpoints.Load(key); ok {
 		return e.(*mcpserve.Endpoint), true
 	}
-	e := mcpserve.NewEndpoint(factory, sessionIdleTTL, g.log.With("surface", surfaceID, "agent", agent))
+	e := mcpserve.NewEndpoint(opts)
 	actual, loaded := g.endpoints.LoadOrStore(key, e)
 	if loaded {
 		e.Close()

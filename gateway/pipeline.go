@@ -80,8 +80,9 @@ func marshalResult(r *mcp.CallToolResult) []byte {
 	return b
 }
 
-// toolResult turns a finished run into the MCP result: stdout as text (and
-// structuredContent when it parsed as JSON), or an error carrying stderr.
+// toolResult turns a finished run into the MCP result: stdout as text (and,
+// for a parse: json command, structuredContent — always a JSON object, as
+// its declared outputSchema says), or an error carrying stderr.
 func toolResult(pack, member string, res *packs.Result) *mcp.CallToolResult {
 	var notes []string
 	if res.Truncated {
@@ -108,16 +109,20 @@ func toolResult(pack, member string, res *packs.Result) *mcp.CallToolResult {
 		text += strings.Join(notes, "\n")
 	}
 	out := mcp.NewToolResultText(text)
-	if res.Structured != nil {
-		out.StructuredContent = res.Structured
+	if res.StructuredContent != nil {
+		out.StructuredContent = res.StructuredContent
 	}
 	return out
 }
 
 // toolDefinition is the MCP tool an agent is shown: the member name
-// unchanged, the schema narrowed by its constraints, hints from effects.
+// unchanged, the schema narrowed by its constraints, hints from effects,
+// and an object outputSchema when results carry structuredContent.
 func toolDefinition(v grantcheck.ToolView) mcp.Tool {
 	t := mcp.NewToolWithRawSchema(v.Name, v.Description, json.RawMessage(v.InputSchema))
+	if v.StructuredOutput {
+		t.RawOutputSchema = json.RawMessage(packs.OutputSchema)
+	}
 	read := v.Effects == workspace.EffectRead
 	destructive := !read
 	t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: &read, DestructiveHint: &destructive}

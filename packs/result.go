@@ -29,6 +29,10 @@ type Result struct {
 	Structured any
 	// ParseNote says why output asked to be JSON is returned as text.
 	ParseNote string
+	// StructuredContent is the MCP structuredContent of a parse: json
+	// command that exited 0: always a JSON object (see StructuredObject);
+	// nil for text commands and failed runs.
+	StructuredContent map[string]any
 	// Truncated is true when stdout passed the cap and the process group
 	// was stopped; CutBytes counts what was read past the cap before it
 	// died (at least that much more was printed).
@@ -49,6 +53,29 @@ type Result struct {
 // OK reports whether the command ran to completion with exit status 0 and
 // nothing was cut or left undone.
 func (r *Result) OK() bool { return r.Err == "" }
+
+// OutputSchema is the outputSchema a parse: json command declares: MCP
+// requires structuredContent to be a JSON object, and StructuredObject
+// makes every result one, so an object schema matches them all.
+const OutputSchema = `{"type":"object","description":"The command's JSON output. A JSON object is returned as printed; any other JSON value (array, string, number, boolean, null) as {\"result\": value}; output that could not be parsed as JSON as {\"result\": null, \"unparsed\": \"why\"}, with the output itself in the text content."}`
+
+// StructuredObject is the structuredContent for a decoded JSON value:
+// MCP requires a JSON object (clients such as Gemini CLI, OpenCode and the
+// TypeScript SDK reject anything else), so an object is returned as is and
+// any other value, null included, as {"result": value}.
+func StructuredObject(v any) map[string]any {
+	if m, ok := v.(map[string]any); ok {
+		return m
+	}
+	return map[string]any{"result": v}
+}
+
+// unparsedObject is the structuredContent of parse: json output that was
+// returned as text, so a tool declaring OutputSchema still answers with an
+// object; note says why.
+func unparsedObject(note string) map[string]any {
+	return map[string]any{"result": nil, "unparsed": note}
+}
 
 // parseJSON decodes exactly one JSON value from data.
 func parseJSON(data []byte) (any, error) {

@@ -133,22 +133,31 @@ func failureReasons(res *Result, state *os.ProcessState, sink *cappedSink, cance
 	return reasons
 }
 
-// parseOutput fills Structured (or ParseNote) for parse: json commands that
-// succeeded.
+// parseOutput fills Structured and StructuredContent (or ParseNote and an
+// unparsed StructuredContent) for parse: json commands that succeeded or
+// were cut.
 func (r *Runner) parseOutput(inv *Invocation, res *Result) {
-	if inv.Parse != "json" || res.ExitCode != 0 {
+	if inv.Parse != "json" {
+		return
+	}
+	// A cut run was stopped (exit -1) but its text still goes back, so it
+	// gets a note and an object like any other unparsed output.
+	if res.ExitCode != 0 && !res.Truncated {
 		return
 	}
 	if res.Truncated {
 		res.ParseNote = "output was cut at max_output, so it was not parsed as JSON; returned as text"
+		res.StructuredContent = unparsedObject(res.ParseNote)
 		return
 	}
 	v, err := parseJSON(res.Stdout)
 	if err != nil {
 		res.ParseNote = r.Redact("output was not valid JSON; returned as text: " + err.Error())
+		res.StructuredContent = unparsedObject(res.ParseNote)
 		return
 	}
 	res.Structured = redactValue(v, r.Redact)
+	res.StructuredContent = StructuredObject(res.Structured)
 }
 
 // started is a running command with the read ends of its output pipes.
