@@ -148,6 +148,7 @@ func newBench(t *testing.T, approvals string) *bench {
 	fmt.Fprintf(&y, `version: 1
 gateway:
   audit: {path: audit.jsonl, fsync: never}
+  admin_token: {env: TG_ADMIN_TOKEN}
   approvals:
 %s
 credentials:
@@ -164,8 +165,8 @@ mcp_servers:
 	fmt.Fprintf(&y, "  - id: rawstdio\n    command: [%s, -impl, raw, -stdio, -record, %s]\n    env: {RECORDER_SECRET: \"{credential.rec-secret}\", OTHER: \"{credential.rec-plain}\"}%s", rec, b.records["rawstdio"], effects)
 	fmt.Fprintf(&y, "  - id: gohttp\n    url: %s\n    headers: {X-Recorder-Secret: \"{credential.rec-secret}\", X-Other: \"{credential.rec-plain}\"}%s", urls["gohttp"], effects)
 	fmt.Fprintf(&y, "  - id: rawhttp\n    url: %s\n    headers: {X-Recorder-Secret: \"{credential.rec-secret}\", X-Other: \"{credential.rec-plain}\"}%s", urls["rawhttp"], effects)
-	fmt.Fprintf(&y, "  - id: memory\n    command: [%s, -impl, tee, -record, %s, --, %s, %s]\n    env: {MEMORY_FILE_PATH: memory.jsonl}\n    permission: cautious\n    permission_overrides: {create_entities: open}\n    effects: {read_graph: read, search_nodes: read, open_nodes: read, create_entities: write}\n",
-		rec, b.records["memory"], node, script)
+	fmt.Fprintf(&y, "  - id: memory\n    command: [%s, -impl, tee, -record, %s, --, %s, %s]\n    env: {MEMORY_FILE_PATH: %s}\n    permission: cautious\n    permission_overrides: {create_entities: open}\n    effects: {read_graph: read, search_nodes: read, open_nodes: read, create_entities: write}\n",
+		rec, b.records["memory"], node, script, filepath.Join(b.dir, "memory.jsonl"))
 	y.WriteString("agents:\n  - id: attacker\n    token: {env: ATTACKER_TOKEN}\n    grants:\n")
 	for _, s := range []string{"gostdio", "rawstdio", "gohttp", "rawhttp"} {
 		fmt.Fprintf(&y, `      - tool:%[1]s:read_graph
@@ -180,7 +181,7 @@ mcp_servers:
 	}
 	y.WriteString("      - tool:memory:read_graph\n      - tool:memory:create_entities\n")
 	b.ws = writeFile(t, b.dir, "toolgate.yaml", y.String())
-	b.env = []string{"REC_SECRET=" + benchSecret, "REC_PLAIN=" + benchSecretPlain, "ATTACKER_TOKEN=" + attackerToken}
+	b.env = []string{"TG_ADMIN_TOKEN=" + adminToken, "TOOLGATE_ADMIN_TOKEN=" + adminToken, "REC_SECRET=" + benchSecret, "REC_PLAIN=" + benchSecretPlain, "ATTACKER_TOKEN=" + attackerToken}
 	return b
 }
 
