@@ -175,7 +175,8 @@ mcp_servers:
       - op: tool:%[1]s:count
         param_constraints: {n: {maximum: 9007199254740992}}
       - tool:%[1]s:echo
-      - tool:%[1]s:leak
+      - op: tool:%[1]s:leak
+        param_constraints: {how: {pattern: "[a-z]+"}}
       - tool:%[1]s:slow
 `, s)
 	}

@@ -23,7 +23,9 @@
 // stdio, header X-Recorder-Secret on HTTP) back in a result ("result"), an
 // isError result ("toolerror"), a JSON-RPC error ("error"), a log
 // notification during the call ("log"), a result with every character of
-// it \u-escaped ("escaped"), or in stderr as the process dies ("crash").
+// it \u-escaped ("escaped"), in structuredContent and _meta ("structured"),
+// in an HTTP error's body ("httperror", by hand over HTTP), or in stderr as
+// the process dies ("crash").
 package main
 
 import (
@@ -214,18 +216,22 @@ func stdinLines(rec *recorder) io.Reader {
 // secretKey carries an HTTP request's X-Recorder-Secret.
 type secretKey struct{}
 
+// secretOf is what the server was given as credentials, as one text:
+// X-Recorder-Secret and X-Other on HTTP, RECORDER_SECRET and OTHER on
+// stdio.
 func secretOf(ctx context.Context) string {
 	if s, ok := ctx.Value(secretKey{}).(string); ok {
 		return s
 	}
-	return os.Getenv("RECORDER_SECRET")
+	return os.Getenv("RECORDER_SECRET") + " and " + os.Getenv("OTHER")
+}
+
+func headerSecret(h http.Header) string {
+	return h.Get("X-Recorder-Secret") + " and " + h.Get("X-Other")
 }
 
 func withSecret(ctx context.Context, r *http.Request) context.Context {
-	if s := r.Header.Get("X-Recorder-Secret"); s != "" {
-		return context.WithValue(ctx, secretKey{}, s)
-	}
-	return ctx
+	return context.WithValue(ctx, secretKey{}, headerSecret(r.Header))
 }
 
 // tee runs argv as a stdio MCP server, recording every line sent to it.

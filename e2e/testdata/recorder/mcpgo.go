@@ -50,6 +50,10 @@ func goTool(rec *recorder, name string) server.ToolHandlerFunc {
 			switch req.GetString("how", "") {
 			case "result":
 				return mcp.NewToolResultText("the backend token is " + secret), nil
+			case "structured":
+				r := mcp.NewToolResultStructured(map[string]any{"token": secret}, "see structuredContent")
+				r.Meta = mcp.NewMetaFromMap(map[string]any{"token": secret})
+				return r, nil
 			case "toolerror":
 				return mcp.NewToolResultError("backend refused token " + secret), nil
 			case "error":

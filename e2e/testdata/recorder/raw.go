@@ -58,6 +58,10 @@ func textResult(text string, isError bool) map[string]any {
 	return r
 }
 
+// httpErrorPrefix marks a response that streamable HTTP sends as an HTTP
+// 500 with a plain-text body.
+const httpErrorPrefix = "HTTP 500: backend refused token "
+
 // handle answers one message: the notifications to send first, then the
 // response (nil for a notification or a response).
 func (s *rawServer) handle(ctx context.Context, msg []byte, secret string) (notes [][]byte, resp []byte) {
@@ -135,6 +139,13 @@ func (s *rawServer) call(ctx context.Context, id any, params map[string]any, sec
 		switch how {
 		case "result":
 			return nil, response(id, textResult("the backend token is "+secret, false))
+		case "structured":
+			r := textResult("see structuredContent", false)
+			r["structuredContent"] = map[string]any{"token": secret}
+			r["_meta"] = map[string]any{"token": secret}
+			return nil, response(id, r)
+		case "httperror":
+			return nil, []byte(httpErrorPrefix + secret)
 		case "toolerror":
 			return nil, response(id, textResult("backend refused token "+secret, true))
 		case "error":
@@ -173,7 +184,7 @@ func serveRawStdio(rec *recorder) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				notes, resp := s.handle(context.Background(), line, os.Getenv("RECORDER_SECRET"))
+				notes, resp := s.handle(context.Background(), line, secretOf(context.Background()))
 				for _, n := range notes {
 					send(n)
 				}
@@ -205,9 +216,13 @@ func rawHandler(rec *recorder) http.Handler {
 		}
 		var body bytes.Buffer
 		_, _ = body.ReadFrom(r.Body)
-		notes, resp := s.handle(r.Context(), body.Bytes(), r.Header.Get("X-Recorder-Secret"))
+		notes, resp := s.handle(r.Context(), body.Bytes(), headerSecret(r.Header))
 		if resp == nil {
 			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if bytes.HasPrefix(resp, []byte(httpErrorPrefix)) {
+			http.Error(w, string(resp), http.StatusInternalServerError)
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", "recorder-raw")
