@@ -113,6 +113,11 @@ func (a *attempt) exact(t *testing.T) auditEvent {
 	if !a.hasExecs {
 		return d
 	}
+	if len(a.execs) == 0 && len(a.outcomes) == 1 && a.outcomes[0].Decision == "failed" {
+		// The server could not read it (mcp-go and a number no float64
+		// holds): nothing ran, which is not a different call.
+		return d
+	}
 	if len(a.execs) != 1 {
 		t.Fatalf("%s: allowed, and the server ran %d tools: %v", a.label, len(a.execs), a.execs)
 	}

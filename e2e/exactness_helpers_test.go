@@ -648,8 +648,8 @@ func wireMethod(msg []byte) string {
 // decoded with UseNumber: the canonical form the audit's args_sha256 is
 // over, computed independently of toolgate's code.
 func digestJSON(v any) string {
-	if v == nil {
-		v = map[string]any{}
+	if m, isMap := v.(map[string]any); v == nil || (isMap && m == nil) {
+		v = map[string]any{} // absent or null arguments are none
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
