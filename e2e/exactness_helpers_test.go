@@ -485,19 +485,21 @@ func (p *stdioPeer) exchange(t testing.TB, body []byte, id string) reply {
 	if id == "" {
 		id = "null"
 	}
-	r, err := p.await(30*time.Second, id, nil)
+	r, err := p.await(30*time.Second, id, nil, nil)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", body, err, p.logText())
 	}
 	return r
 }
 
-// await reads messages until the response to id.
-func (p *stdioPeer) await(within time.Duration, id string, seen func(json.RawMessage)) (reply, error) {
+// await reads messages until the response to id (or stop is closed).
+func (p *stdioPeer) await(within time.Duration, id string, seen func(json.RawMessage), stop <-chan struct{}) (reply, error) {
 	var r reply
 	timeout := time.After(within)
 	for {
 		select {
+		case <-stop:
+			return r, errors.New("stopped")
 		case msg, ok := <-p.lines:
 			if !ok {
 				return r, errors.New("toolgate's stdout closed")
