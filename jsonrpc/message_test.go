@@ -72,3 +72,29 @@ func TestFieldsSet(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestFieldOfBadParams: in params that break the strict rules elsewhere,
+// an unambiguous, strictly valid member is still read; an ambiguous or
+// invalid one is not.
+func TestFieldOfBadParams(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, key, want string }{
+		{`{"name":"a","arguments":{"x":1,"X":2},"_meta":{"v":1}}`, "_meta", `{"v":1}`},
+		{`{"name":"a","arguments":{"x":1,"X":2}}`, "name", `"a"`},
+		{`{"name":"a","Name":"b","_meta":{}}`, "_meta", `{}`},
+		{`{"name":"a","Name":"b"}`, "name", ``},
+		{`{"Name":"b","name":"a"}`, "name", ``},
+		{`{"name":"a","name":"b"}`, "name", ``},
+		{`{"Name":"b","x":{"a":1,"a":2}}`, "name", ``},
+		{`{"_meta":{"a":1,"a":2},"x":{"b":1,"B":1}}`, "_meta", ``},
+		{"{\"name\":\"\xff\",\"x\":{\"b\":1,\"B\":1}}", "name", ``},
+		{`{"name":"a","x":{"b":1,"B":1}`, "name", ``},
+		{`{"name":"a","x":1}`, "name", `"a"`},
+		{`{"name":"a","x":1}`, "y", ``},
+	}
+	for _, c := range cases {
+		if got := string(Field([]byte(c.in), c.key)); got != c.want {
+			t.Errorf("Field(%s, %q) = %q, want %q", c.in, c.key, got, c.want)
+		}
+	}
+}

@@ -109,8 +109,16 @@ func Members(data []byte) ([]Member, error) {
 // It lets an envelope be read when one of its values must be refused by
 // whoever decides on it (and who then says why, and audits it); callers
 // must parse such a value strictly before they use it.
-func LaxMembers(data []byte) ([]Member, error) {
-	p := parser{data: data, lax: true}
+func LaxMembers(data []byte) ([]Member, error) { return laxMembers(data, false) }
+
+// ScanMembers is LaxMembers with no strict rule applied to the object's
+// own keys either: duplicate and case-variant keys are all returned, in
+// written order. It only locates members; a caller must judge both the
+// ambiguity and the value it takes.
+func ScanMembers(data []byte) ([]Member, error) { return laxMembers(data, true) }
+
+func laxMembers(data []byte, anyKeys bool) ([]Member, error) {
+	p := parser{data: data, lax: true, laxKeys: anyKeys}
 	p.skipSpace()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
 		return nil, p.errorf("expected a JSON object")
@@ -167,8 +175,8 @@ type parser struct {
 	i    int
 	path []seg
 	// lax applies the strict rules to the keys of the outermost object
-	// only (LaxMembers).
-	lax bool
+	// only (LaxMembers); laxKeys not even there (ScanMembers).
+	lax, laxKeys bool
 }
 
 // seg is one step of the path to the value being parsed: an object key
@@ -307,7 +315,7 @@ func (p *parser) objectWith(depth int, val func(key string) error) error {
 			return p.errorf("expected a string key in an object")
 		}
 		keyAt := p.i
-		strict := !p.lax || depth == 0
+		strict := !p.lax || (depth == 0 && !p.laxKeys)
 		key, err := p.str(strict)
 		if err != nil {
 			return err

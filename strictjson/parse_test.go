@@ -236,3 +236,14 @@ func TestLaxMembers(t *testing.T) {
 		}
 	}
 }
+
+func TestScanMembers(t *testing.T) {
+	t.Parallel()
+	ms, err := ScanMembers([]byte(`{"a":1,"A":2,"a":{"x":1,"x":2}}`))
+	if err != nil || len(ms) != 3 || ms[1].Key != "A" || string(ms[2].Value) != `{"x":1,"x":2}` {
+		t.Fatalf("ScanMembers = %q, %v", ms, err)
+	}
+	if _, err := ScanMembers([]byte(`{"a":1,}`)); err == nil {
+		t.Error("ScanMembers accepted a syntax error")
+	}
+}
