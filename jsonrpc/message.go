@@ -6,6 +6,10 @@
 // further (callpipe parses tools/call params).
 //
 // Trust boundary: ParseMessage takes bytes from an MCP client or server.
+// The one part it passes on without the strict rules is the params of a
+// tools/call, so that callpipe.ParseCall — the call's one strict parse —
+// refuses them and the pipeline audits the refusal; whoever decides on
+// those params must parse them with callpipe.
 package jsonrpc
 
 import (
