@@ -120,6 +120,8 @@ func TestConformanceThroughProxy(t *testing.T) {
 	ws := writeFile(t, dir, "toolgate.yaml", `version: 1
 gateway:
   audit: {path: audit.jsonl, fsync: never}
+  # The suite opens a session per scenario and ends none of them.
+  sessions: {max_per_agent: 100}
 mcp_servers:
   - id: confhttp
     url: `+httpURL+`
@@ -129,14 +131,18 @@ mcp_servers:
     permission: open
 agents:
   - id: tester
+    token: {env: TESTER_TOKEN}
     grants: [server:confhttp, server:confstdio]
 `)
-	d := startDaemon(t, nil, "-w", ws, "--agent", "tester")
+	d := startDaemon(t, []string{"TESTER_TOKEN=" + testerToken}, "-w", ws, "--agent", "tester")
+	// The suite sends no Authorization header; a harness would (its MCP
+	// config carries the token). This shim on loopback adds it.
+	base := withBearer(t, d.base, testerToken)
 
 	runs := map[string]conformanceRun{
 		"direct":      runConformance(t, node, cli, httpURL),
-		"proxy-http":  runConformance(t, node, cli, d.base+"/mcp/confhttp"),
-		"proxy-stdio": runConformance(t, node, cli, d.base+"/mcp/confstdio"),
+		"proxy-http":  runConformance(t, node, cli, base+"/mcp/confhttp"),
+		"proxy-stdio": runConformance(t, node, cli, base+"/mcp/confstdio"),
 	}
 	counts := map[string]map[string]int{}
 	for name, r := range runs {

@@ -55,6 +55,7 @@ type Gateway struct {
 	admin     *adminAuth
 	sessions  consoleSessions
 	endpoints sync.Map // endpointKey → *mcpserve.Endpoint (pack surfaces)
+	taskRuns  sync.Map // task id → context.CancelFunc of its resumed call
 	version   string
 }
 

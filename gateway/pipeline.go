@@ -22,8 +22,9 @@ const DeniedPrefix = callpipe.DeniedPrefix
 // packExecutor runs the calls of one agent on one pack surface: the
 // pipeline's executor for command packs.
 type packExecutor struct {
-	g *Gateway
-	s *surface
+	g     *Gateway
+	s     *surface
+	agent string
 }
 
 // Prepare resolves the call into an invocation (argv by the frozen
@@ -34,7 +35,9 @@ func (x packExecutor) Prepare(_ context.Context, call *callpipe.Call) (callpipe.
 		// Decide only allows declared commands; keep the refusal uniform.
 		return nil, errors.New(grantcheck.UnknownToolReason(x.s.pack.ID, call.Name))
 	}
-	inv, err := x.g.runner.Prepare(x.s.pack, cmd, call.Args)
+	// path_within arguments are opened beneath their roots by the runner
+	// and reach the command as /dev/fd/N (DESIGN §6).
+	inv, err := x.g.runner.PrepareBound(x.s.pack, cmd, call.Args, x.g.Policy().PathRoots(x.agent, x.s.pack.ID, call.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +51,7 @@ type packRun struct {
 	inv *packs.Invocation
 }
 
-func (r *packRun) Preview() []string { return r.inv.Argv }
+func (r *packRun) Preview() []string { return r.inv.ArgvNamed }
 
 func (r *packRun) Discard() {}
 

@@ -13,7 +13,12 @@ import (
 // is not disclosed). Every transport (HTTP endpoint, stdio) is built from
 // these, so both eras are served on every endpoint.
 func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mcpserve.Options, bool) {
-	opts := mcpserve.Options{IdleTTL: sessionIdleTTL, Logger: g.log.With("surface", surfaceID, "agent", agent)}
+	sessions := g.ws.Gateway.Sessions
+	opts := mcpserve.Options{
+		IdleTTL:     sessions.IdleTTLOrDefault(),
+		MaxSessions: sessions.MaxPerAgentOrDefault(),
+		Logger:      g.log.With("surface", surfaceID, "agent", agent),
+	}
 	if ps := g.proxy.server(surfaceID); ps != nil {
 		if !g.servesAgent(ctx, agent, ps) {
 			return opts, false

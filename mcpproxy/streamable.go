@@ -83,7 +83,13 @@ func (c *streamConn) Send(ctx context.Context, msg []byte, id json.RawMessage) e
 	default:
 	}
 	if !jsonrpc.HasID(id) {
-		resp, err := c.post(c.ctx, msg)
+		// A notification's POST is bounded by ctx too: a server that never
+		// answers it cannot hold the caller (cancellation has a deadline).
+		nctx, cancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(c.ctx, cancel)
+		defer stop()
+		defer cancel()
+		resp, err := c.post(nctx, msg)
 		if err != nil {
 			return err
 		}

@@ -49,6 +49,7 @@ type Endpoint struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	starting int // sessions being started, counted against MaxSessions
 	closed   bool
 	janitor  chan struct{}
 	wg       sync.WaitGroup

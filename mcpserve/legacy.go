@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -282,6 +283,22 @@ func (e *Endpoint) answerJSON(w http.ResponseWriter, r *http.Request, hs *httpSe
 }
 
 func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) *httpSession {
+	// The cap is taken before the session starts (a stdio server's process
+	// starts with it), so a flood of initializes costs nothing past it.
+	e.mu.Lock()
+	if max := e.opts.MaxSessions; max > 0 && len(e.sessions)+e.starting >= max {
+		e.mu.Unlock()
+		writeRPCError(w, http.StatusTooManyRequests, m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			"too many open sessions for this agent on this surface (%d, gateway.sessions.max_per_agent): end one (HTTP DELETE) or let idle ones expire", max))
+		return nil
+	}
+	e.starting++
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.starting--
+		e.mu.Unlock()
+	}()
 	hs := &httpSession{id: newSessionID(), closed: make(chan struct{}), streams: map[string]*stream{}}
 	hs.touch()
 	sess, err := e.opts.Legacy(r.Context(), hs)

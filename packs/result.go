@@ -46,8 +46,28 @@ type Result struct {
 	Duration time.Duration
 	// TimedOut is true when the timeout stopped the process group.
 	TimedOut bool
+	// MaxMemory is the address-space bound the command ran under (bytes;
+	// 0: none). PeakRSS is the command's peak resident set as the kernel
+	// reported it (0: unknown).
+	MaxMemory, PeakRSS int64
+	// Killed counts processes the command started that were still running
+	// when it ended (or was stopped) and were killed with it; Detached
+	// counts those of them that had left its process group (setsid).
+	Killed, Detached int
+	// Bound lists the path_within arguments the command received as open
+	// descriptors, for the audit.
+	Bound []BoundPath
 	// Err summarises why the run did not succeed; "" on success.
 	Err string
+}
+
+// fill copies how the run ended into the result.
+func (r *Result) fill(ex exitInfo, inv *Invocation) {
+	r.ExitCode = ex.code
+	r.PeakRSS = ex.maxRSS
+	r.MaxMemory = inv.MaxMemory
+	r.Killed, r.Detached = ex.killed, ex.outside
+	r.Bound = inv.Bound
 }
 
 // OK reports whether the command ran to completion with exit status 0 and
@@ -94,22 +114,23 @@ func parseJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// redactValue applies redact to every string (and key) in a decoded JSON
-// value: escapes in the JSON text could hide a credential from a textual
-// replace.
-func redactValue(v any, redact func(string) string) any {
+// redactValue redacts every string (and key) in a decoded JSON value, and
+// credentials written as lists of code points: escapes in the JSON text
+// could hide a credential from a textual match.
+func redactValue(v any, rd *redactor) any {
 	switch x := v.(type) {
 	case string:
-		return redact(x)
+		return rd.redact(x)
 	case []any:
+		x = rd.redactNumbers(x)
 		for i := range x {
-			x[i] = redactValue(x[i], redact)
+			x[i] = redactValue(x[i], rd)
 		}
 		return x
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			out[redact(k)] = redactValue(val, redact)
+			out[rd.redact(k)] = redactValue(val, rd)
 		}
 		return out
 	}
