@@ -26,13 +26,14 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	call := req.Call
 	key := approvals.Key{Agent: req.Agent, Action: ev.Action, ArgsSHA256: call.Digest, Revision: snap.Revision}
 	info := approvals.Info{
-		Arguments: json.RawMessage(p.redactor.Redact(string(call.ArgsJSON))),
-		Argv:      p.redactAll(preview),
-		Tier:      string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
+		Argv: p.redactAll(preview),
+		Tier: string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
 	}
-	if !json.Valid(info.Arguments) {
-		// Redaction broke the JSON (a secret spanning an escape): show it as text.
-		info.Arguments = json.RawMessage(strictjson.AppendString(nil, string(info.Arguments)))
+	if args, ok := redactDoc(p.redactor, call.ArgsJSON); ok {
+		info.Arguments = args
+	} else {
+		// A credential outside any string (a number): show the text redacted.
+		info.Arguments = json.RawMessage(strictjson.AppendString(nil, p.redactor.Redact(string(call.ArgsJSON))))
 	}
 	if preview == nil {
 		info.Argv = nil

@@ -18,7 +18,6 @@ package callpipe
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -207,7 +206,7 @@ func New(opts Options) *Pipeline {
 	if opts.Redactor == nil {
 		opts.Redactor = noRedaction{}
 	}
-	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: opts.Redactor, sealer: opts.Sealer, log: opts.Logger}
+	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: textRedactor{opts.Redactor}, sealer: opts.Sealer, log: opts.Logger}
 }
 
 type noRedaction struct{}
@@ -335,16 +334,12 @@ func (p *Pipeline) redactAll(argv []string) []string {
 }
 
 // redactJSON removes credential values from a JSON document for the
-// client. Redaction replaces text, so the document is checked again: one
-// that no longer parses (a secret spanning an escape) is replaced by an
-// error result rather than sent broken.
+// client, however they are escaped (redact.go). A document that cannot be
+// redacted safely is replaced by an error result rather than sent.
 func (p *Pipeline) redactJSON(b []byte) []byte {
-	red := p.redactor.Redact(string(b))
-	if len(red) == len(b) && red == string(b) {
-		return b
-	}
-	if !json.Valid([]byte(red)) {
+	red, ok := redactDoc(p.redactor, b)
+	if !ok {
 		return ErrorResult("the result held a credential and was withheld")
 	}
-	return []byte(red)
+	return red
 }
