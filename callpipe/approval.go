@@ -83,6 +83,9 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		// approvals, or the store is down): refused, never run.
 		ev.Decision = string(grantcheck.Deny)
 		msg := "the approval could not be requested"
+		if ctx.Err() != nil {
+			msg = "the client went away before the approval could be requested"
+		}
 		if res.Err != nil {
 			msg += ": " + res.Err.Error()
 		}
