@@ -343,3 +343,12 @@ func (p *Pipeline) redactJSON(b []byte) []byte {
 	}
 	return red
 }
+
+// RedactMessage removes credential values from a message a downstream
+// server sends the client outside any call's result — a notification (a
+// log message), a request (an elicitation's text) — however they are
+// escaped. ok is false when the message cannot be redacted safely; it must
+// then not be relayed.
+func (p *Pipeline) RedactMessage(msg []byte) ([]byte, bool) {
+	return redactDoc(p.redactor, msg)
+}

@@ -153,6 +153,7 @@ func (p *proxy) server(id string) *proxyServer {
 // sessionFactory starts the relay of one client session of agent.
 func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory {
 	return func(ctx context.Context, up mcpserve.Peer) (mcpserve.Session, error) {
+		up = g.redacting(up)
 		era, err := g.serverEra(ctx, ps)
 		if err != nil {
 			return nil, err

@@ -25,6 +25,7 @@ type proxyModern struct {
 
 // Serve implements mcpserve.Handler.
 func (h *proxyModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpserve.Peer) {
+	out = h.g.redacting(out)
 	result, rpcErr := h.serve(ctx, m, req, out)
 	if result == nil && rpcErr == nil {
 		return
