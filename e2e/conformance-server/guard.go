@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// guard answers, before mcp-go sees them, the few requests whose answer
+// mcp-go v1.2.1 gives a handler no way to produce:
+//   - a 2026-07-28 call of capabilityTool without the sampling capability
+//     gets MissingRequiredClientCapabilityError (-32021, HTTP 400) with
+//     data.requiredCapabilities (a handler's error is always -32603);
+//   - with legacyOnly (the 2025-only server over stdio, where mcp-go has no
+//     option to restrict versions), any 2026-07-28 request gets
+//     UnsupportedProtocolVersionError (-32022) naming the versions it has.
+//
+// Everything else passes through untouched.
+type guard struct {
+	legacyOnly bool
+}
+
+// legacyVersions are the versions the 2025-only server speaks.
+var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+type guardedRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name string                     `json:"name"`
+		Meta map[string]json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// answer returns the reply and HTTP status for a message guard handles
+// itself, or ok=false to let mcp-go handle it.
+func (g guard) answer(msg []byte) (reply []byte, status int, ok bool) {
+	var req guardedRequest
+	if json.Unmarshal(msg, &req) != nil || len(req.ID) == 0 || req.Method == "" {
+		return nil, 0, false
+	}
+	var version string
+	_ = json.Unmarshal(req.Params.Meta[mcp.MetaKeyProtocolVersion], &version)
+	if !mcp.IsModernProtocol(version) {
+		return nil, 0, false
+	}
+	if g.legacyOnly {
+		return rpcError(req.ID, mcp.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version "+version,
+			map[string]any{"supported": legacyVersions, "requested": version}), http.StatusBadRequest, true
+	}
+	if req.Method == string(mcp.MethodToolsCall) && req.Params.Name == capabilityTool {
+		var caps mcp.ClientCapabilities
+		_ = json.Unmarshal(req.Params.Meta[mcp.MetaKeyClientCapabilities], &caps)
+		if caps.Sampling == nil {
+			return rpcError(req.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, capabilityTool+" needs the client's sampling capability",
+				map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}}}), http.StatusBadRequest, true
+		}
+	}
+	return nil, 0, false
+}
+
+func rpcError(id json.RawMessage, code int, message string, data any) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message, "data": data}})
+	return b
+}
+
+// maxGuardedBody bounds what the HTTP guard reads to look at a request.
+const maxGuardedBody = 4 << 20
+
+// wrap puts the guard in front of an HTTP handler: POST bodies are read,
+// looked at, and handed on unchanged.
+func (g guard) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxGuardedBody+1))
+		if err != nil || len(body) > maxGuardedBody {
+			http.Error(w, "request body unreadable or too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		if reply, status, ok := g.answer(body); ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write(reply)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// lockedWriter makes each Write atomic, so lines written by the guard and
+// by mcp-go's stdio server never interleave.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// filter copies newline-delimited messages from in to the returned reader,
+// answering on out the ones the guard handles. The reader ends when in does.
+func (g guard) filter(in io.Reader, out io.Writer) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		br := bufio.NewReader(in)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				if reply, _, ok := g.answer(line); ok {
+					if _, werr := out.Write(append(reply, '\n')); werr != nil {
+						pw.CloseWithError(werr)
+						return
+					}
+				} else if _, werr := pw.Write(line); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return pr
+}
