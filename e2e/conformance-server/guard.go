@@ -24,6 +24,7 @@ import (
 // Everything else passes through untouched.
 type guard struct {
 	legacyOnly bool
+	polls      *polling // SSE polling of test_reconnection; nil: none
 }
 
 // legacyVersions are the versions the 2025-only server speaks.
@@ -77,6 +78,9 @@ const maxGuardedBody = 4 << 20
 // looked at, and handed on unchanged.
 func (g guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && g.polls != nil && g.polls.serveGet(w, r) {
+			return
+		}
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
@@ -90,6 +94,10 @@ func (g guard) wrap(next http.Handler) http.Handler {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)
 			_, _ = w.Write(reply)
+			return
+		}
+		if g.polls != nil && g.polls.takePost(r, body) {
+			g.polls.servePost(w, body)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

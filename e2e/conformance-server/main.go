@@ -75,11 +75,14 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var opts []server.StreamableHTTPOption
+	// Stateful: a session ended by DELETE is unknown afterwards (404),
+	// which the suite's server-session-lifecycle checks.
+	opts := []server.StreamableHTTPOption{server.WithStateful(true)}
 	if *legacy {
 		opts = append(opts, server.WithStreamableHTTPProtocolVersions(legacyVersions...))
 	}
 	mux := http.NewServeMux()
+	g.polls = newPolling()
 	mux.Handle("/mcp", g.wrap(server.NewStreamableHTTPServer(s, opts...)))
 	// The same server over the legacy HTTP+SSE transport: GET /sse, POST /message.
 	sse := server.NewSSEServer(s, server.WithBaseURL("http://"+ln.Addr().String()))
