@@ -17,13 +17,19 @@ import (
 //   - a 2026-07-28 call of capabilityTool without the sampling capability
 //     gets MissingRequiredClientCapabilityError (-32021, HTTP 400) with
 //     data.requiredCapabilities (a handler's error is always -32603);
-//   - a server restricted to one era (mcp-go's version option restricts
-//     only what server/discover advertises, and only over HTTP) refuses a
-//     request of the other era with UnsupportedProtocolVersionError
-//     (-32022, HTTP 400) naming the versions it has: the 2025-only server
-//     any request carrying a 2026-07-28 _meta, the 2026-only server an
-//     initialize (any other request without a 2026-07-28 _meta gets the
-//     2026 answer, -32602 for the missing _meta).
+//   - a server restricted to one era answers the other era's requests the
+//     way such a server does (mcp-go v1.2.1 is always dual-era; its
+//     version option changes only what server/discover advertises). The
+//     2025-only server knows nothing of 2026-07-28, like an SDK released
+//     before it: a request carrying a 2026-07-28 _meta gets a legacy,
+//     non-modern error — over HTTP 400 and -32000 "no valid session ID"
+//     (it has no Mcp-Session-Id), over stdio -32601 for server/discover
+//     and -32600 "not initialized" for the rest — which is what tells a
+//     dual-era client to fall back to initialize (2026-07-28 "Versioning",
+//     backward compatibility). The 2026-only server answers initialize
+//     with UnsupportedProtocolVersionError (-32022) naming 2026-07-28, as
+//     the specification asks, and any other request without a 2026-07-28
+//     _meta with the 2026 answer to a missing _meta (-32602, HTTP 400).
 //
 // Everything else passes through untouched.
 type guard struct {
@@ -45,6 +51,12 @@ func legacyVersions() []string {
 }
 func modernVersions() []string { return []string{mcp.ProtocolVersion20260728} }
 
+// Transports, for the 2025-only server's answers.
+const (
+	overHTTP  = true
+	overStdio = false
+)
+
 type guardedRequest struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
@@ -56,7 +68,7 @@ type guardedRequest struct {
 
 // answer returns the reply and HTTP status for a message guard handles
 // itself, or ok=false to let mcp-go handle it.
-func (g guard) answer(msg []byte) (reply []byte, status int, ok bool) {
+func (g guard) answer(msg []byte, viaHTTP bool) (reply []byte, status int, ok bool) {
 	var req guardedRequest
 	if json.Unmarshal(msg, &req) != nil || len(req.ID) == 0 || req.Method == "" {
 		return nil, 0, false
@@ -80,8 +92,14 @@ func (g guard) answer(msg []byte) (reply []byte, status int, ok bool) {
 			map[string]any{"supported": modernVersions(), "requested": init.Params.ProtocolVersion}), http.StatusBadRequest, true
 	}
 	if g.era == era2025 {
-		return rpcError(req.ID, mcp.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version "+version,
-			map[string]any{"supported": legacyVersions(), "requested": version}), http.StatusBadRequest, true
+		switch {
+		case viaHTTP:
+			return rpcError(nil, -32000, "Bad Request: No valid session ID provided", nil), http.StatusBadRequest, true
+		case req.Method == string(mcp.MethodServerDiscover):
+			return rpcError(req.ID, mcp.METHOD_NOT_FOUND, "Method not found", nil), http.StatusOK, true
+		default:
+			return rpcError(req.ID, mcp.INVALID_REQUEST, "Invalid Request: server not initialized", nil), http.StatusOK, true
+		}
 	}
 	if req.Method == string(mcp.MethodToolsCall) && req.Params.Name == capabilityTool {
 		var caps mcp.ClientCapabilities
@@ -101,6 +119,7 @@ func orNone(s string) string {
 	return s
 }
 
+// rpcError is a JSON-RPC error response; a nil id is sent as null.
 func rpcError(id json.RawMessage, code int, message string, data any) []byte {
 	e := map[string]any{"code": code, "message": message}
 	if data != nil {
@@ -129,7 +148,7 @@ func (g guard) wrap(next http.Handler) http.Handler {
 			http.Error(w, "request body unreadable or too large", http.StatusRequestEntityTooLarge)
 			return
 		}
-		if reply, status, ok := g.answer(body); ok {
+		if reply, status, ok := g.answer(body, overHTTP); ok {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)
 			_, _ = w.Write(reply)
@@ -166,7 +185,7 @@ func (g guard) filter(in io.Reader, out io.Writer) io.Reader {
 		for {
 			line, err := br.ReadBytes('\n')
 			if len(line) > 0 {
-				if reply, _, ok := g.answer(line); ok {
+				if reply, _, ok := g.answer(line, overStdio); ok {
 					if _, werr := out.Write(append(reply, '\n')); werr != nil {
 						pw.CloseWithError(werr)
 						return

@@ -25,37 +25,45 @@ func TestGuardAnswer(t *testing.T) {
 	cases := []struct {
 		name     string
 		era      string
+		viaHTTP  bool
 		msg      string
 		wantCode int // 0: handed on
 		wantData string
 	}{
-		{"capability missing", eraBoth, modernCall(capabilityTool, `{}`), -32021, `{"requiredCapabilities":{"sampling":{}}}`},
-		{"capability declared", eraBoth, modernCall(capabilityTool, `{"sampling":{}}`), 0, ""},
-		{"another tool", eraBoth, modernCall("echo", `{}`), 0, ""},
-		{"2025 call of the capability tool", eraBoth, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + capabilityTool + `"}}`, 0, ""},
-		{"notification", eraBoth, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, ""},
-		{"not JSON", eraBoth, `{"jsonrpc":`, 0, ""},
-		{"2026 request to the 2025-only server", era2025, modernCall("echo", `{}`), -32022, `{"requested":"2026-07-28","supported":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}`},
-		{"2025 request to the 2025-only server", era2025, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 0, ""},
-		{"initialize to the 2026-only server", era2026,
+		{"capability missing", eraBoth, overHTTP, modernCall(capabilityTool, `{}`), -32021, `{"requiredCapabilities":{"sampling":{}}}`},
+		{"capability declared", eraBoth, overStdio, modernCall(capabilityTool, `{"sampling":{}}`), 0, ""},
+		{"another tool", eraBoth, overStdio, modernCall("echo", `{}`), 0, ""},
+		{"2025 call of the capability tool", eraBoth, overStdio, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + capabilityTool + `"}}`, 0, ""},
+		{"notification", eraBoth, overStdio, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, ""},
+		{"not JSON", eraBoth, overStdio, `{"jsonrpc":`, 0, ""},
+		{"2026 request to the 2025-only server over HTTP", era2025, overHTTP, modernCall("echo", `{}`), -32000, ""},
+		{"2026 request to the 2025-only server over stdio", era2025, overStdio, modernCall("echo", `{}`), -32600, ""},
+		{"server/discover to the 2025-only server over stdio", era2025, overStdio,
+			`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + strings.Replace(modernMeta, "%s", "{}", 1) + `}}`, -32601, ""},
+		{"2025 request to the 2025-only server", era2025, overStdio, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 0, ""},
+		{"initialize to the 2026-only server", era2026, overStdio,
 			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
 			-32022, `{"requested":"2025-11-25","supported":["2026-07-28"]}`},
-		{"no _meta to the 2026-only server", era2026, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, -32602, ""},
-		{"2026 request to the 2026-only server", era2026, modernCall("echo", `{}`), 0, ""},
-		{"meta version not a string", era2025, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`, 0, ""},
+		{"no _meta to the 2026-only server", era2026, overStdio, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, -32602, ""},
+		{"2026 request to the 2026-only server", era2026, overStdio, modernCall("echo", `{}`), 0, ""},
+		{"meta version not a string", era2025, overStdio, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`, 0, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			reply, status, ok := guard{era: tc.era}.answer([]byte(tc.msg))
+			reply, status, ok := guard{era: tc.era}.answer([]byte(tc.msg), tc.viaHTTP)
 			if tc.wantCode == 0 {
 				if ok {
 					t.Fatalf("answered %s, want it handed on", reply)
 				}
 				return
 			}
-			if !ok || status != http.StatusBadRequest {
-				t.Fatalf("ok=%v status=%d, want an answer with 400", ok, status)
+			wantStatus := http.StatusBadRequest
+			if tc.wantCode == -32601 || tc.wantCode == -32600 {
+				wantStatus = http.StatusOK // over stdio, where there is no status
+			}
+			if !ok || status != wantStatus {
+				t.Fatalf("ok=%v status=%d, want an answer with %d", ok, status, wantStatus)
 			}
 			var resp struct {
 				ID    json.RawMessage
@@ -72,6 +80,9 @@ func TestGuardAnswer(t *testing.T) {
 			}
 			var want struct{ ID json.RawMessage }
 			_ = json.Unmarshal([]byte(tc.msg), &want)
+			if tc.wantCode == -32000 {
+				want.ID = json.RawMessage("null") // an old SDK's session error names no request
+			}
 			if string(resp.ID) != string(want.ID) {
 				t.Errorf("id %s, want the request's %s", resp.ID, want.ID)
 			}

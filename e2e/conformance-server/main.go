@@ -9,11 +9,12 @@
 // few tools the proxy's failure tests and benchmark use: echo, calls, pid,
 // crash, hang, flood, add_tool, delete_all.
 //
-// With -era 2025 it is a 2025-only server: a 2026-07-28 request is refused
-// with UnsupportedProtocolVersionError (-32022) naming the 2025 versions,
-// the answer a client negotiates down from. With -era 2026 it is a
-// 2026-only server: initialize, and any request without a 2026-07-28
-// _meta, gets -32022 naming 2026-07-28.
+// With -era 2025 it is a 2025-only server, as an SDK released before
+// 2026-07-28 is: a 2026-07-28 request gets a legacy error (over HTTP 400,
+// no valid session; over stdio -32601 for server/discover), from which a
+// dual-era client falls back to initialize. With -era 2026 it is a
+// 2026-only server: initialize gets UnsupportedProtocolVersionError
+// (-32022) naming 2026-07-28. See guard.go.
 //
 // Usage: conformance-server [-era both|2025|2026] -stdio | -addr 127.0.0.1:0
 // (prints "listening ADDR" on stdout once it accepts connections).
@@ -37,7 +38,7 @@ import (
 func main() {
 	stdio := flag.Bool("stdio", false, "serve MCP on stdin/stdout")
 	addr := flag.String("addr", "127.0.0.1:0", "streamable HTTP listen address (path /mcp)")
-	era := flag.String("era", eraBoth, "protocol eras spoken: both, 2025 (refuse 2026-07-28) or 2026 (refuse initialize and 2025 requests)")
+	era := flag.String("era", eraBoth, "protocol eras spoken: both, 2025 (a pre-2026 server) or 2026 (refuse initialize)")
 	flag.Parse()
 	if *era != eraBoth && *era != era2025 && *era != era2026 {
 		log.Fatalf("-era %q: want both, 2025 or 2026", *era)
