@@ -32,9 +32,13 @@ import (
 //     _meta with the 2026 answer to a missing _meta (-32602, HTTP 400).
 //
 // Everything else passes through untouched.
+//
+// It also serves the tasks extension (tasks.go) and SSE polling
+// (polling.go), which mcp-go v1.2.1 does not do.
 type guard struct {
-	era   string   // eraBoth, era2025 or era2026
-	polls *polling // SSE polling of test_reconnection; nil: none
+	era   string      // eraBoth, era2025 or era2026
+	polls *polling    // SSE polling of test_reconnection; nil: none
+	tasks *taskEngine // the tasks extension; nil: none
 }
 
 // The eras a server can be restricted to (flag -era).
@@ -51,24 +55,23 @@ func legacyVersions() []string {
 }
 func modernVersions() []string { return []string{mcp.ProtocolVersion20260728} }
 
-// Transports, for the 2025-only server's answers.
-const (
-	overHTTP  = true
-	overStdio = false
-)
+// overStdio is the header set of a request that came over stdio.
+var overStdio http.Header
 
 type guardedRequest struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Name string                     `json:"name"`
-		Meta map[string]json.RawMessage `json:"_meta"`
+		Name   string                     `json:"name"`
+		TaskID string                     `json:"taskId"`
+		Meta   map[string]json.RawMessage `json:"_meta"`
 	} `json:"params"`
 }
 
 // answer returns the reply and HTTP status for a message guard handles
-// itself, or ok=false to let mcp-go handle it.
-func (g guard) answer(msg []byte, viaHTTP bool) (reply []byte, status int, ok bool) {
+// itself, or ok=false to let mcp-go handle it. h are the request's HTTP
+// headers, nil over stdio.
+func (g guard) answer(msg []byte, h http.Header) (reply []byte, status int, ok bool) {
 	var req guardedRequest
 	if json.Unmarshal(msg, &req) != nil || len(req.ID) == 0 || req.Method == "" {
 		return nil, 0, false
@@ -93,12 +96,17 @@ func (g guard) answer(msg []byte, viaHTTP bool) (reply []byte, status int, ok bo
 	}
 	if g.era == era2025 {
 		switch {
-		case viaHTTP:
+		case h != nil:
 			return rpcError(nil, -32000, "Bad Request: No valid session ID provided", nil), http.StatusBadRequest, true
 		case req.Method == string(mcp.MethodServerDiscover):
 			return rpcError(req.ID, mcp.METHOD_NOT_FOUND, "Method not found", nil), http.StatusOK, true
 		default:
 			return rpcError(req.ID, mcp.INVALID_REQUEST, "Invalid Request: server not initialized", nil), http.StatusOK, true
+		}
+	}
+	if g.tasks != nil {
+		if reply, status, ok := g.answerTasks(msg, h, req, version); ok {
+			return reply, status, ok
 		}
 	}
 	if req.Method == string(mcp.MethodToolsCall) && req.Params.Name == capabilityTool {
@@ -148,7 +156,7 @@ func (g guard) wrap(next http.Handler) http.Handler {
 			http.Error(w, "request body unreadable or too large", http.StatusRequestEntityTooLarge)
 			return
 		}
-		if reply, status, ok := g.answer(body, overHTTP); ok {
+		if reply, status, ok := g.answer(body, r.Header); ok {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)
 			_, _ = w.Write(reply)

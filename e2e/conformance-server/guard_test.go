@@ -25,18 +25,18 @@ func TestGuardAnswer(t *testing.T) {
 	cases := []struct {
 		name     string
 		era      string
-		viaHTTP  bool
+		h        http.Header
 		msg      string
 		wantCode int // 0: handed on
 		wantData string
 	}{
-		{"capability missing", eraBoth, overHTTP, modernCall(capabilityTool, `{}`), -32021, `{"requiredCapabilities":{"sampling":{}}}`},
+		{"capability missing", eraBoth, http.Header{}, modernCall(capabilityTool, `{}`), -32021, `{"requiredCapabilities":{"sampling":{}}}`},
 		{"capability declared", eraBoth, overStdio, modernCall(capabilityTool, `{"sampling":{}}`), 0, ""},
 		{"another tool", eraBoth, overStdio, modernCall("echo", `{}`), 0, ""},
 		{"2025 call of the capability tool", eraBoth, overStdio, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + capabilityTool + `"}}`, 0, ""},
 		{"notification", eraBoth, overStdio, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, ""},
 		{"not JSON", eraBoth, overStdio, `{"jsonrpc":`, 0, ""},
-		{"2026 request to the 2025-only server over HTTP", era2025, overHTTP, modernCall("echo", `{}`), -32000, ""},
+		{"2026 request to the 2025-only server over HTTP", era2025, http.Header{}, modernCall("echo", `{}`), -32000, ""},
 		{"2026 request to the 2025-only server over stdio", era2025, overStdio, modernCall("echo", `{}`), -32600, ""},
 		{"server/discover to the 2025-only server over stdio", era2025, overStdio,
 			`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + strings.Replace(modernMeta, "%s", "{}", 1) + `}}`, -32601, ""},
@@ -51,7 +51,7 @@ func TestGuardAnswer(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			reply, status, ok := guard{era: tc.era}.answer([]byte(tc.msg), tc.viaHTTP)
+			reply, status, ok := guard{era: tc.era}.answer([]byte(tc.msg), tc.h)
 			if tc.wantCode == 0 {
 				if ok {
 					t.Fatalf("answered %s, want it handed on", reply)

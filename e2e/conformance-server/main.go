@@ -51,7 +51,7 @@ func main() {
 	var calls atomic.Int64
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { calls.Add(1) })
-	s := server.NewMCPServer("toolgate-conformance", "1.0.0",
+	opts := []server.ServerOption{
 		server.WithHooks(hooks),
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
@@ -60,15 +60,23 @@ func main() {
 		server.WithPromptCompletionProvider(completions{}),
 		server.WithLogging(),
 		server.WithElicitation(),
-	)
+	}
+	if *era != era2025 {
+		opts = append(opts, server.WithExtensions(map[string]any{tasksExtension: map[string]any{}}))
+	}
+	s := server.NewMCPServer("toolgate-conformance", "1.0.0", opts...)
 	s.EnableSampling()
 	registerTools(s)
 	registerMRTR(s, seal)
 	registerDiagnostics(s)
+	registerTaskTools(s)
 	registerTestTools(s, &calls)
 	registerResources(s)
 	registerPrompts(s)
 	g := guard{era: *era}
+	if *era != era2025 {
+		g.tasks = newTaskEngine()
+	}
 
 	if *stdio {
 		out := &lockedWriter{w: os.Stdout}
@@ -83,16 +91,16 @@ func main() {
 	}
 	// Stateful: a session ended by DELETE is unknown afterwards (404),
 	// which the suite's server-session-lifecycle checks.
-	opts := []server.StreamableHTTPOption{server.WithStateful(true)}
+	httpOpts := []server.StreamableHTTPOption{server.WithStateful(true)}
 	switch *era {
 	case era2025:
-		opts = append(opts, server.WithStreamableHTTPProtocolVersions(legacyVersions()...))
+		httpOpts = append(httpOpts, server.WithStreamableHTTPProtocolVersions(legacyVersions()...))
 	case era2026:
-		opts = append(opts, server.WithStreamableHTTPProtocolVersions(modernVersions()...))
+		httpOpts = append(httpOpts, server.WithStreamableHTTPProtocolVersions(modernVersions()...))
 	}
 	mux := http.NewServeMux()
 	g.polls = newPolling()
-	mux.Handle("/mcp", g.wrap(server.NewStreamableHTTPServer(s, opts...)))
+	mux.Handle("/mcp", g.wrap(server.NewStreamableHTTPServer(s, httpOpts...)))
 	// The same server over the legacy HTTP+SSE transport: GET /sse, POST /message.
 	sse := server.NewSSEServer(s, server.WithBaseURL("http://"+ln.Addr().String()))
 	mux.Handle("/sse", sse)
