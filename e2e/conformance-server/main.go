@@ -24,6 +24,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -44,43 +45,12 @@ func main() {
 		log.Fatalf("-era %q: want both, 2025 or 2026", *era)
 	}
 
-	seal, err := newStateSigner()
+	s, g, err := newServer(*era)
 	if err != nil {
 		log.Fatal(err)
 	}
-	var calls atomic.Int64
-	hooks := &server.Hooks{}
-	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { calls.Add(1) })
-	opts := []server.ServerOption{
-		server.WithHooks(hooks),
-		server.WithToolCapabilities(true),
-		server.WithResourceCapabilities(true, true),
-		server.WithPromptCapabilities(true),
-		server.WithCompletions(),
-		server.WithPromptCompletionProvider(completions{}),
-		server.WithLogging(),
-		server.WithElicitation(),
-	}
-	if *era != era2025 {
-		opts = append(opts, server.WithExtensions(map[string]any{tasksExtension: map[string]any{}}))
-	}
-	s := server.NewMCPServer("toolgate-conformance", "1.0.0", opts...)
-	s.EnableSampling()
-	registerTools(s)
-	registerMRTR(s, seal)
-	registerDiagnostics(s)
-	registerTaskTools(s)
-	registerTestTools(s, &calls)
-	registerResources(s)
-	registerPrompts(s)
-	g := guard{era: *era}
-	if *era != era2025 {
-		g.tasks = newTaskEngine()
-	}
-
 	if *stdio {
-		out := &lockedWriter{w: os.Stdout}
-		if err := server.NewStdioServer(s).Listen(context.Background(), g.filter(os.Stdin, out), out); err != nil {
+		if err := serveStdio(context.Background(), s, g, os.Stdin, os.Stdout); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -107,6 +77,50 @@ func main() {
 	mux.Handle("/message", sse)
 	fmt.Printf("listening %s\n", ln.Addr())
 	log.Fatal(http.Serve(ln, mux))
+}
+
+// newServer builds the server speaking era, and the guard in front of it.
+func newServer(era string) (*server.MCPServer, guard, error) {
+	seal, err := newStateSigner()
+	if err != nil {
+		return nil, guard{}, err
+	}
+	calls := new(atomic.Int64)
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { calls.Add(1) })
+	opts := []server.ServerOption{
+		server.WithHooks(hooks),
+		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completions{}),
+		server.WithLogging(),
+		server.WithElicitation(),
+	}
+	if era != era2025 {
+		opts = append(opts, server.WithExtensions(map[string]any{tasksExtension: map[string]any{}}))
+	}
+	s := server.NewMCPServer("toolgate-conformance", "1.0.0", opts...)
+	s.EnableSampling()
+	registerTools(s)
+	registerMRTR(s, seal)
+	registerDiagnostics(s)
+	registerTaskTools(s)
+	registerTestTools(s, calls)
+	registerResources(s)
+	registerPrompts(s)
+	g := guard{era: era}
+	if era != era2025 {
+		g.tasks = newTaskEngine()
+	}
+	return s, g, nil
+}
+
+// serveStdio serves s on newline-delimited JSON-RPC, the guard first.
+func serveStdio(ctx context.Context, s *server.MCPServer, g guard, in io.Reader, out io.Writer) error {
+	w := &lockedWriter{w: out}
+	return server.NewStdioServer(s).Listen(ctx, g.filter(in, w), w)
 }
 
 type completions struct{}
