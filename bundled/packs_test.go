@@ -3,6 +3,7 @@ package bundled_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,7 +178,8 @@ func dashSafe(prop map[string]any) bool {
 		return true
 	}
 	if p, ok := prop["pattern"].(string); ok {
-		return strings.HasPrefix(p, "^[^-") || strings.HasPrefix(p, "^[1-9]") || strings.HasPrefix(p, "^[A-Za-z0-9")
+		re, err := regexp.Compile(p)
+		return err == nil && strings.HasPrefix(p, "^") && !re.MatchString("-") && !re.MatchString("-x") && !re.MatchString("--output=x")
 	}
 	return false
 }

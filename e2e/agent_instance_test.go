@@ -11,7 +11,8 @@ import (
 )
 
 // TestPerAgentInstance runs `toolgate serve --agent` over HTTP: the identity
-// is fixed at launch (no token needed on loopback, a wrong one refused), and
+// is fixed at launch, and the agent's token is still required (a loopback
+// address is not an identity: no token or a wrong one is refused), and
 // tools/list shows the schema narrowed by the grant's constraints, with
 // hints from the declared effects.
 func TestPerAgentInstance(t *testing.T) {
@@ -34,7 +35,7 @@ agents:
 	writeFile(t, dir, "data.json", `{"a":1}`)
 	d := startDaemon(t, []string{"BOUNDED_TOKEN=bounded-token"}, "-w", filepath.Join(dir, "toolgate.yaml"), "--agent", "bounded")
 
-	cl := mcpHTTP(t, d.base+"/mcp/json-tools", "")
+	cl := mcpHTTP(t, d.base+"/mcp/json-tools", "bounded-token")
 	list, err := cl.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -87,8 +88,9 @@ agents:
 		t.Errorf("open-tier write: %q", text)
 	}
 
-	r := toolgateHTTPStatus(t, d.base+"/mcp/json-tools", "not-the-token")
-	if r != 401 {
-		t.Errorf("wrong token on a per-agent instance: status %d, want 401", r)
+	for _, tok := range []string{"not-the-token", ""} {
+		if r := toolgateHTTPStatus(t, d.base+"/mcp/json-tools", tok); r != 401 {
+			t.Errorf("token %q on a per-agent loopback instance: status %d, want 401", tok, r)
+		}
 	}
 }

@@ -21,10 +21,10 @@ command_packs:
         inputs: {type: object, properties: {n: {type: string}}, required: [n]}
         effects: read
 agents:
-  - {id: a1, grants: [pack:echo]}
-  - {id: a2, grants: [pack:echo]}
-  - {id: a3, grants: [pack:echo]}
-  - {id: a4, grants: [pack:echo]}
+  - {id: a1, token: {env: A1_TOKEN}, grants: [pack:echo]}
+  - {id: a2, token: {env: A2_TOKEN}, grants: [pack:echo]}
+  - {id: a3, token: {env: A3_TOKEN}, grants: [pack:echo]}
+  - {id: a4, token: {env: A4_TOKEN}, grants: [pack:echo]}
 `
 
 // TestAuditFourInstancesOneChain runs four per-agent instances (separate
@@ -41,8 +41,9 @@ func TestAuditFourInstancesOneChain(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(agents))
 	for _, a := range agents {
-		d := startDaemon(t, nil, "-w", ws, "--agent", a)
-		cl := mcpHTTP(t, d.base+"/mcp/echo", "")
+		tok := a + "-secret-token"
+		d := startDaemon(t, []string{strings.ToUpper(a) + "_TOKEN=" + tok}, "-w", ws, "--agent", a)
+		cl := mcpHTTP(t, d.base+"/mcp/echo", tok)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

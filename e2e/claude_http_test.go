@@ -1,91 +1,77 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
+	"github.com/toolgate/toolgate/grantcheck"
 )
 
-// TestClaudeCodeHTTP runs Claude Code against the shared daemon with the
-// http config mcp-config prints: the agent's token reaches toolgate only
-// through the ${READER_TOKEN} reference Claude Code expands in headers.
-func TestClaudeCodeHTTP(t *testing.T) {
-	t.Parallel()
+// claudeNaming is Claude Code's name for an MCP tool, the canonical one.
+func claudeNaming(surface, tool string) string {
+	return grantcheck.ToolName(grantcheck.NamingClaude, surface, tool)
+}
+
+// runClaude runs `claude -p` with the MCP config and --allowed-tools list
+// mcp-config prints, against the scripted Messages endpoint.
+func runClaude(t *testing.T, e *harnessEnv, label, cfg, allowed string, turns []scriptedmodel.Turn) *scriptedmodel.Server {
+	t.Helper()
 	claude := claudeBinary(t)
-	dir := t.TempDir()
-	ws := writeFile(t, dir, "toolgate.yaml", `version: 1
-gateway:
-  audit: {path: audit.jsonl}
-  approvals: {wait: 1s, ttl: 10m}
-command_packs:
-  - use: bundled/json-tools
-    permission_overrides:
-      edit-in-place: strict
-agents:
-  - id: reader
-    token: {env: READER_TOKEN}
-    grants: [pack:json-tools, json-tools-edit-in-place]
-`)
-	data := writeFile(t, dir, "data.json", `{"name":"toolgate"}`)
-	const token = "reader-token-e2e"
-	d := startDaemon(t, []string{"READER_TOKEN=" + token}, "-w", ws)
-
-	cfg := toolgate(t, dir, nil, "mcp-config", "-w", ws, "--agent", "reader", "--harness", "claude", "--mode", "http", "--url", d.base)
-	if cfg.code != 0 || strings.Contains(cfg.stdout, token) || !strings.Contains(cfg.stdout, "Bearer ${READER_TOKEN}") {
-		t.Fatalf("mcp-config --mode http: exit %d\n%s%s", cfg.code, cfg.stdout, cfg.stderr)
-	}
-	mcpConfig := writeFile(t, dir, "mcp.json", cfg.stdout)
-	al := toolgate(t, dir, nil, "mcp-config", "-w", ws, "--agent", "reader", "--harness", "claude", "--allowed-tools")
-
-	model := scriptedmodel.Start(scriptedmodel.Options{MainTool: "mcp__json-tools__query", Turns: []scriptedmodel.Turn{
-		{{Name: "mcp__json-tools__query", Input: map[string]any{"filter": ".name", "file": data}},
-			{Name: "mcp__json-tools__edit-in-place", Input: map[string]any{"filter": ".name = 1", "file": data}}},
-	}})
+	model := scriptedmodel.Start(scriptedmodel.Options{MainTool: claudeNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
 	t.Cleanup(model.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	env, home := e.cliEnv(t, "ANTHROPIC_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=dummy",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		// MCP tools listed up front, not behind the tool-search tool, so the
+		// scripted model can call them by name in its first turn.
+		"ENABLE_TOOL_SEARCH=false")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "Read data.json.", "--output-format", "json",
-		"--mcp-config", mcpConfig, "--strict-mcp-config", "--allowed-tools", strings.TrimSpace(al.stdout))
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + model.URL, "ANTHROPIC_API_KEY=dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false", "READER_TOKEN=" + token}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude: %v\n%s%s", err, stdout.String(), stderr.String())
-	}
+	cmd := exec.CommandContext(ctx, claude, "-p", "Use the JSON tools on data.json.", "--output-format", "json",
+		"--mcp-config", writeFile(t, home, "mcp.json", cfg), "--strict-mcp-config", "--allowed-tools", allowed)
+	cmd.Dir = e.dir
+	cmd.Env = env
+	out := runCLI(t, label, cmd, model)
 	var res claudeResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.IsError {
-		t.Fatalf("claude output: %v\n%s", err, stdout.String())
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.IsError || res.Result != "all done" {
+		t.Errorf("claude output (%v):\n%s", err, out)
 	}
-	byID := map[string]scriptedmodel.ToolResult{}
-	for _, r := range model.Results() {
-		byID[r.ToolUseID] = r
-	}
-	if r := byID["toolu_00_00"]; r.IsError || strings.TrimSpace(r.Text) != `"toolgate"` {
-		t.Errorf("granted read over HTTP: %+v", r)
-	}
-	if r := byID["toolu_00_01"]; !r.IsError || !strings.HasPrefix(r.Text, "DENIED: approval") {
-		t.Errorf("strict write over HTTP: %+v", r)
-	}
-	var got []string
-	for _, ev := range readClaudeAudit(t, filepath.Join(dir, "audit.jsonl")) {
-		got = append(got, ev.Agent+" "+ev.Action+" "+ev.Decision)
-	}
-	// The two calls of one turn may run concurrently: compare as a set.
-	sort.Strings(got)
-	want := "reader command:call:json-tools:edit-in-place approval|reader command:call:json-tools:query allow|reader command:call:json-tools:query completed"
-	if strings.Join(got, "|") != want {
-		t.Errorf("audit = %q, want %q", strings.Join(got, "|"), want)
+	return model
+}
+
+// TestClaudeCodeModes runs the script every harness plays (see
+// harnessEnv.check) through the real Claude Code, over stdio and over
+// HTTP to the daemon, where the agent's token reaches toolgate only
+// through the ${READER_TOKEN} reference Claude Code expands in headers.
+// In stdio mode a second run with keys left out of --allowed-tools shows
+// that headless Claude Code refuses what it is not pre-approved for.
+func TestClaudeCodeModes(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"stdio", "http"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			e := newHarnessEnv(t, mode)
+			cfg := e.mcpConfig(t, "claude")
+			if mode == "http" && !strings.Contains(cfg, "Bearer ${READER_TOKEN}") {
+				t.Fatalf("mcp-config --mode http does not reference the token:\n%s", cfg)
+			}
+			allowed := strings.TrimSpace(e.mcpConfig(t, "claude", "--allowed-tools"))
+			model := runClaude(t, e, "claude "+mode, cfg, allowed, e.turns(claudeNaming))
+			e.check(t, model, claudeNaming)
+			if mode != "stdio" {
+				return
+			}
+			n := newHarnessEnv(t, mode)
+			narrowed := strings.Replace(allowed, claudeNaming("json-tools", "keys")+",", "", 1)
+			if narrowed == allowed {
+				t.Fatalf("could not take keys out of %s", allowed)
+			}
+			model = runClaude(t, n, "claude narrowed allowlist", strings.ReplaceAll(cfg, e.ws, n.ws), narrowed, n.narrowTurns(claudeNaming))
+			n.checkNarrowed(t, model, claudeNaming, true)
+		})
 	}
 }

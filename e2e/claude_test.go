@@ -13,46 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
 )
 
 // claudeBinary returns the Claude Code CLI installed by
-// scripts/ci-deps/claude-code.sh under e2e/.cache, installing it first if
-// needed. The test is skipped only when the npm registry cannot be reached.
+// scripts/ci-deps/claude-code.sh under e2e/.cache (see harnessCLI: under
+// CI=true a missing CLI fails the test).
 func claudeBinary(t *testing.T) string {
 	t.Helper()
-	root := repoRoot(t)
-	bin := filepath.Join(root, "e2e", ".cache", "claude-code", "node_modules", ".bin", "claude")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("Claude Code is not installed and npm is not on PATH; run scripts/ci-deps/claude-code.sh")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "npm", "view", "@anthropic-ai/claude-code", "version").CombinedOutput(); err != nil {
-		t.Skipf("Claude Code is not installed and the npm registry cannot be reached (%v: %s); run scripts/ci-deps/claude-code.sh", err, bytes.TrimSpace(out))
-	}
-	// Tests installing at once would share one npm prefix: take turns.
-	if err := os.MkdirAll(filepath.Dir(filepath.Dir(bin)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lock := flock.New(filepath.Join(root, "e2e", ".cache", "claude-code.lock"))
-	if err := lock.Lock(); err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Unlock()
-	install := exec.Command("bash", filepath.Join(root, "scripts", "ci-deps", "claude-code.sh"))
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("scripts/ci-deps/claude-code.sh: %v\n%s", err, out)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("npm is reachable but Claude Code did not install at %s; run scripts/ci-deps/claude-code.sh to see why", bin)
-	}
-	return bin
+	return harnessCLI(t, "claude-code", "claude", "claude-code.sh")
 }
 
 // claudeResult is the part of `claude -p --output-format json` we read.

@@ -88,6 +88,8 @@ const (
 type confRun struct {
 	// Checks maps "scenario/check-id" to its outcome.
 	Checks map[string]string
+	// Why holds the suite's message for a check that did not pass.
+	Why map[string]string
 	// SuitePassed and SuiteFailed count reports as the suite's summary does.
 	SuitePassed, SuiteFailed int
 }
@@ -171,7 +173,7 @@ func (s confSuite) run(url string, dir string, args ...string) (confRun, error) 
 // scenario that left no checks.json (it threw) counts as one failed check,
 // "<scenario>/scenario-ran".
 func readConfResults(dir string) (confRun, error) {
-	run := confRun{Checks: map[string]string{}}
+	run := confRun{Checks: map[string]string{}, Why: map[string]string{}}
 	dirs, err := filepath.Glob(filepath.Join(dir, "server-*"))
 	if err != nil {
 		return run, err
@@ -188,8 +190,9 @@ func readConfResults(dir string) (confRun, error) {
 			return run, fmt.Errorf("scenario %s: %w", name, err)
 		}
 		var checks []struct {
-			ID     string `json:"id"`
-			Status string `json:"status"`
+			ID           string `json:"id"`
+			Status       string `json:"status"`
+			ErrorMessage string `json:"errorMessage"`
 		}
 		if err := json.Unmarshal(b, &checks); err != nil {
 			return run, fmt.Errorf("scenario %s: %w", name, err)
@@ -212,6 +215,9 @@ func readConfResults(dir string) (confRun, error) {
 				continue
 			}
 			run.Checks[key] = worse(run.Checks[key], o)
+			if o != checkPass && o != checkSkip && run.Why[key] == "" {
+				run.Why[key] = ch.ErrorMessage
+			}
 		}
 	}
 	return run, nil
@@ -225,6 +231,15 @@ func worse(a, b string) string {
 		return b
 	}
 	return a
+}
+
+// clip is s up to its first newline, at most n bytes.
+func clip(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
 }
 
 func tail(b []byte, n int) string {
@@ -283,7 +298,14 @@ func (c confCase) compare(t *testing.T, direct, via, bothEras confRun) {
 	t.Log(summary)
 	fmt.Fprintln(os.Stderr, summary)
 	if len(lost) > 0 {
-		t.Logf("checks lost through toolgate (%s):\n  %s", c.downstream, strings.Join(lost, "\n  "))
+		lines := make([]string, len(lost))
+		for i, k := range lost {
+			lines[i] = k
+			if why := via.Why[k]; why != "" {
+				lines[i] += ": " + clip(why, 240)
+			}
+		}
+		t.Logf("checks lost through toolgate (%s):\n  %s", c.downstream, strings.Join(lines, "\n  "))
 	}
 	if len(notBridged) > 0 {
 		t.Logf("checks that pass against the server of both eras and fail through toolgate to this %s one (not bridged):\n  %s",

@@ -17,7 +17,7 @@ func TestConfResults(t *testing.T) {
 	writeFile(t, dir, "server-caching-2026-12-01T09-29-48-682Z/checks.json", `[
   {"id": "sep-2549-ttl", "status": "SUCCESS"},
   {"id": "wire-schema-valid", "status": "SUCCESS"},
-  {"id": "wire-schema-valid", "status": "FAILURE"},
+  {"id": "wire-schema-valid", "status": "FAILURE", "errorMessage": "result.resultType missing"},
   {"id": "outgoing-request", "status": "INFO"},
   {"id": "sep-2549-should", "status": "WARNING"},
   {"id": "skipped-one", "status": "SKIPPED"}
@@ -43,6 +43,9 @@ func TestConfResults(t *testing.T) {
 		if run.Checks[k] != o {
 			t.Errorf("%s = %q, want %q", k, run.Checks[k], o)
 		}
+	}
+	if run.Why["caching/wire-schema-valid"] != "result.resultType missing" || run.Why["caching/sep-2549-ttl"] != "" {
+		t.Errorf("why = %v", run.Why)
 	}
 	if c := run.counts(); c != (confCounts{ChecksPassed: 1, Checks: 3, SuitePassed: 2, SuiteFailed: 2}) {
 		t.Errorf("counts = %+v", c)

@@ -83,14 +83,20 @@ func startConfBench(t *testing.T) *confBench {
 	ws := writeFile(t, t.TempDir(), "toolgate.yaml", `version: 1
 gateway:
   audit: {path: audit.jsonl, fsync: never}
+  # The suite opens a session per scenario and ends few of them.
+  sessions: {max_per_agent: 1000}
 mcp_servers:
 `+servers.String()+`agents:
   - id: tester
+    token: {env: TESTER_TOKEN}
     grants: [`+confAgentGrants+`]
 `)
-	d := startDaemon(t, nil, "-w", ws, "--agent", "tester")
+	d := startDaemon(t, []string{"TESTER_TOKEN=" + testerToken}, "-w", ws, "--agent", "tester")
+	// The suite sends no Authorization header; a harness would (its MCP
+	// config carries the token). This shim on loopback adds it.
+	base := withBearer(t, d.base, testerToken)
 	for kind, k := range confKinds() {
-		b.via[kind] = d.base + "/mcp/" + k.surface
+		b.via[kind] = base + "/mcp/" + k.surface
 	}
 	return b
 }

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,4 +174,26 @@ func toolgateHTTPStatus(t testing.TB, url, token string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// withBearer starts a loopback reverse proxy in front of base that adds
+// "Authorization: Bearer token" to every request, for clients (the MCP
+// conformance suite) that cannot be told to send one; it returns the
+// proxy's base URL.
+func withBearer(t testing.TB, base, token string) string {
+	t.Helper()
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1 // stream SSE as it comes
+	inner := rp.Director
+	rp.Director = func(r *http.Request) {
+		inner(r)
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

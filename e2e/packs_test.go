@@ -289,6 +289,7 @@ func TestDaemonHTTPBoundaries(t *testing.T) {
 	big := strings.Repeat("x", 2<<20)
 	req, _ := http.NewRequest("POST", d.base+"/mcp/json-tools", strings.NewReader(big))
 	req.Header.Set("Authorization", "Bearer reader-secret-token")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -38,14 +38,15 @@ mcp_servers:
     effects: {echo: read}
 agents:
   - id: bench
+    token: {env: BENCH_TOKEN}
     grants: [tool:confhttp:echo, tool:confstdio:echo]
 `)
-	d := startDaemon(t, nil, "-w", ws, "--agent", "bench")
+	d := startDaemon(t, []string{"BENCH_TOKEN=" + testerToken}, "-w", ws, "--agent", "bench")
 	open := map[string]func(t testing.TB) *client.Client{
 		"direct HTTP":         func(t testing.TB) *client.Client { return mcpHTTP(t, httpURL, "") },
-		"toolgate HTTP→HTTP":  func(t testing.TB) *client.Client { return mcpHTTP(t, d.base+"/mcp/confhttp", "") },
+		"toolgate HTTP→HTTP":  func(t testing.TB) *client.Client { return mcpHTTP(t, d.base+"/mcp/confhttp", testerToken) },
 		"direct stdio":        func(t testing.TB) *client.Client { return mcpStdioCmd(t, bin, "-stdio") },
-		"toolgate HTTP→stdio": func(t testing.TB) *client.Client { return mcpHTTP(t, d.base+"/mcp/confstdio", "") },
+		"toolgate HTTP→stdio": func(t testing.TB) *client.Client { return mcpHTTP(t, d.base+"/mcp/confstdio", testerToken) },
 	}
 	pairs := [][2]string{{"direct HTTP", "toolgate HTTP→HTTP"}, {"direct stdio", "toolgate HTTP→stdio"}}
 	for _, conc := range []int{1, 16} {

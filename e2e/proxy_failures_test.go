@@ -12,6 +12,9 @@ import (
 // a crashing or flooding one fails the call in flight with a clear error,
 // comes back (clients are told tools/list_changed), and other surfaces
 // are unaffected throughout.
+// testerToken is the token of agent "tester" in the proxy tests.
+const testerToken = "tester-secret-token"
+
 func TestProxyDownstreamFailures(t *testing.T) {
 	httpURL := startConfHTTP(t)
 	ws := writeFile(t, t.TempDir(), "toolgate.yaml", `version: 1
@@ -28,11 +31,12 @@ mcp_servers:
     permission: open
 agents:
   - id: tester
+    token: {env: TESTER_TOKEN}
     grants: [server:fragile, server:steady]
 `)
-	d := startDaemon(t, nil, "-w", ws, "--agent", "tester")
-	s := rawConnect(t, d.base+"/mcp/fragile", "")
-	steady := rawConnect(t, d.base+"/mcp/steady", "")
+	d := startDaemon(t, []string{"TESTER_TOKEN=" + testerToken}, "-w", ws, "--agent", "tester")
+	s := rawConnect(t, d.base+"/mcp/fragile", testerToken)
+	steady := rawConnect(t, d.base+"/mcp/steady", testerToken)
 	defer s.close()
 	defer steady.close()
 
@@ -40,6 +44,7 @@ agents:
 	events := make(chan string, 64)
 	req, _ := http.NewRequest("GET", s.url, nil)
 	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+testerToken)
 	req.Header.Set("Mcp-Session-Id", s.sid)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {

@@ -25,13 +25,13 @@ func (g *Gateway) initPipeline(policy *grantcheck.Policy) error {
 			}
 		},
 	})
-	g.rev.Store(&revision{snap: &callpipe.Snapshot{
+	g.rev.Store(newRevision(&callpipe.Snapshot{
 		Policy:      policy,
 		Rules:       rules,
 		Revision:    g.ws.Revision,
 		Wait:        g.approvalWait(),
 		Elicitation: g.ws.Gateway.Approvals.Elicitation,
-	}})
+	}))
 	g.pipe = callpipe.New(callpipe.Options{
 		Snapshot:  func() *callpipe.Snapshot { return g.rev.Load().snap },
 		Approvals: g.approvals,
@@ -65,7 +65,7 @@ func (g *Gateway) withPolicy(update func(*grantcheck.Policy) (*grantcheck.Policy
 		}
 		snap := *old.snap
 		snap.Policy = np
-		if g.rev.CompareAndSwap(old, &revision{snap: &snap}) {
+		if g.swapRevision(old, newRevision(&snap)) {
 			return nil
 		}
 	}

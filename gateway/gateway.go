@@ -141,18 +141,38 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 }
 
 // Check runs every load-time check of a workspace without opening anything
-// for writing: the strict file load, `requires`, and grant compilation. All
-// problems are returned together as a workspace.ErrorList.
+// for writing: the strict file load, `requires`, grant compilation and the
+// approval rules. All problems are returned together as a
+// workspace.ErrorList, sorted by position: when the file has load errors,
+// the later checks still run on what loaded, leaving out what depends on a
+// declaration that failed to load (see grantcheck.CompileLoaded), so one
+// mistake is reported once and every independent one at the same time.
 func Check(ctx context.Context, path string) (*workspace.Workspace, *grantcheck.Policy, error) {
 	ws, err := workspace.Load(path)
-	if err != nil {
-		return nil, nil, err
+	if ws == nil {
+		return nil, nil, err // nothing decoded to check further
 	}
-	errs := packs.CheckRequires(ctx, ws)
-	policy, perr := grantcheck.Compile(ws)
+	errs := workspace.AsList(err)
+	// requires entries holding load errors are left out: their binary or
+	// version is not what the operator meant. ws itself is not changed.
+	settled := *ws
+	settled.CommandPacks = make([]*workspace.CommandPack, len(ws.CommandPacks))
+	for i, p := range ws.CommandPacks {
+		cp := *p
+		cp.Requires = nil
+		for _, r := range p.Requires {
+			if !r.Damaged {
+				cp.Requires = append(cp.Requires, r)
+			}
+		}
+		settled.CommandPacks[i] = &cp
+	}
+	errs = append(errs, packs.CheckRequires(ctx, &settled)...)
+	policy, perr := grantcheck.CompileLoaded(ws)
 	errs = append(errs, workspace.AsList(perr)...)
 	if policy != nil {
-		_, rerr := approvals.CompileRules(policy, ws)
+		settled.Gateway.Approvals.Rules = policy.SettledRules(ws)
+		_, rerr := approvals.CompileRules(policy, &settled)
 		errs = append(errs, workspace.AsList(rerr)...)
 	}
 	if err := errs.Err(); err != nil {
@@ -186,6 +206,7 @@ func (g *Gateway) Close() error {
 		v.(*mcpserve.Endpoint).Close()
 		return true
 	})
+	g.proxy.close()
 	g.approvals.Close()
 	g.closeJobs()
 	return g.audit.Close()

@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -18,12 +21,11 @@ const sessionIdleTTL = 30 * time.Minute
 
 // HTTPOptions choose how the HTTP endpoints identify agents.
 type HTTPOptions struct {
-	// Agent fixes the identity for a per-agent instance. Empty means the
-	// daemon: every request must carry an agent's bearer token.
+	// Agent fixes the identity for a per-agent instance: its requests must
+	// still carry that agent's bearer token (a loopback address is not an
+	// identity; any local process could connect). Empty means the daemon:
+	// every request carries some agent's token.
 	Agent string
-	// RequireToken makes a per-agent instance demand its agent's token too
-	// (always on when listening beyond loopback).
-	RequireToken bool
 }
 
 // Handler serves every surface at /mcp/<surface> over streamable HTTP.
@@ -50,6 +52,12 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "forbidden: this Origin or Host may not reach toolgate (DNS rebinding protection); list trusted origins in gateway.allowed_origins", http.StatusForbidden)
 		return
 	}
+	if r.Method == http.MethodPost && !isJSONBody(r) {
+		// A web page can POST text/plain without a CORS preflight; MCP
+		// bodies are JSON, so nothing else is read.
+		http.Error(w, "unsupported media type: MCP requests are Content-Type: application/json", http.StatusUnsupportedMediaType)
+		return
+	}
 	maxBody := int64(g.ws.Gateway.MaxBodyBytes)
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBody
@@ -58,7 +66,21 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	if r.Method == http.MethodPost {
+		// The whole body must arrive within body_timeout: a body trickled
+		// a byte at a time cannot hold the connection. It is read here,
+		// whole, so the deadline can be lifted again before the request
+		// runs (a call may wait minutes for an approval).
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(g.ws.Gateway.BodyTimeoutOrDefault()))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		_ = rc.SetReadDeadline(time.Time{})
+		if err != nil {
+			http.Error(w, "request body too large, or not sent within gateway.body_timeout ("+g.ws.Gateway.BodyTimeoutOrDefault().String()+"): "+err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 
 	agent, ok := h.identify(w, r)
 	if !ok {
@@ -78,8 +100,9 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *httpFront) identify(w http.ResponseWriter, r *http.Request) (string, bool) {
 	tok := bearer(r)
 	if h.opts.Agent != "" {
-		if tok == "" && !h.opts.RequireToken {
-			return h.opts.Agent, true
+		if tok == "" {
+			unauthorized(w, "this instance serves agent "+h.opts.Agent+": send Authorization: Bearer <its token>")
+			return "", false
 		}
 		if h.g.tokens.lookup(tok) != h.opts.Agent {
 			unauthorized(w, "this instance serves agent "+h.opts.Agent+" and the token presented is not its token")
@@ -105,25 +128,15 @@ func (h *httpFront) identify(w http.ResponseWriter, r *http.Request) (string, bo
 // is false when the surface does not exist or the agent holds nothing
 // there.
 func (g *Gateway) endpoint(ctx context.Context, agent, surfaceID string) (*mcpserve.Endpoint, bool) {
-	var factory mcpserve.Factory
-	switch ps := g.proxy.server(surfaceID); {
-	case ps != nil:
-		if !g.servesAgent(ctx, agent, ps) {
-			return nil, false
-		}
-		factory = g.sessionFactory(agent, ps)
-	default:
-		s, ok := g.surfaces[surfaceID]
-		if !ok || !g.view(agent, surfaceID).holds() {
-			return nil, false
-		}
-		factory = g.packSessions(agent, s)
+	opts, ok := g.serveOptions(ctx, agent, surfaceID)
+	if !ok {
+		return nil, false
 	}
 	key := endpointKey{agent, surfaceID}
 	if e, ok := g.endpoints.Load(key); ok {
 		return e.(*mcpserve.Endpoint), true
 	}
-	e := mcpserve.NewEndpoint(factory, sessionIdleTTL, g.log.With("surface", surfaceID, "agent", agent))
+	e := mcpserve.NewEndpoint(opts)
 	actual, loaded := g.endpoints.LoadOrStore(key, e)
 	if loaded {
 		e.Close()
@@ -138,4 +151,10 @@ func IsLoopbackAddr(addr string) bool {
 		host = addr[:i]
 	}
 	return isLoopbackHost(host)
+}
+
+// isJSONBody reports whether a request says its body is JSON.
+func isJSONBody(r *http.Request) bool {
+	ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && ct == "application/json"
 }

@@ -130,7 +130,7 @@ func (g *Gateway) initializeResult(version, surfaceID string) json.RawMessage {
 // (which refuses unknown and ungranted tools alike). id is nil for a call
 // sent without one, which the pipeline refuses and audits.
 func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id json.RawMessage, params json.RawMessage, client mcpserve.Client) json.RawMessage {
-	req := callpipe.Request{Agent: agent, Provider: callpipe.Command, Surface: s.pack.ID, Exec: packExecutor{g: g, s: s}}
+	req := callpipe.Request{Agent: agent, Provider: callpipe.Command, Surface: s.pack.ID, Exec: packExecutor{g: g, s: s, agent: agent}}
 	call, err := callpipe.ParseCall(params)
 	switch {
 	case err != nil:

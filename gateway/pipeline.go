@@ -22,8 +22,9 @@ const DeniedPrefix = callpipe.DeniedPrefix
 // packExecutor runs the calls of one agent on one pack surface: the
 // pipeline's executor for command packs.
 type packExecutor struct {
-	g *Gateway
-	s *surface
+	g     *Gateway
+	s     *surface
+	agent string
 }
 
 // Prepare resolves the call into an invocation (argv by the frozen
@@ -34,7 +35,9 @@ func (x packExecutor) Prepare(_ context.Context, call *callpipe.Call) (callpipe.
 		// Decide only allows declared commands; keep the refusal uniform.
 		return nil, errors.New(grantcheck.UnknownToolReason(x.s.pack.ID, call.Name))
 	}
-	inv, err := x.g.runner.Prepare(x.s.pack, cmd, call.Args)
+	// path_within arguments are opened beneath their roots by the runner
+	// and reach the command as /dev/fd/N (DESIGN §6).
+	inv, err := x.g.runner.PrepareBound(x.s.pack, cmd, call.Args, x.g.Policy().PathRoots(x.agent, x.s.pack.ID, call.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +51,7 @@ type packRun struct {
 	inv *packs.Invocation
 }
 
-func (r *packRun) Preview() []string { return r.inv.Argv }
+func (r *packRun) Preview() []string { return r.inv.ArgvNamed }
 
 func (r *packRun) Discard() {}
 
@@ -80,8 +83,9 @@ func marshalResult(r *mcp.CallToolResult) []byte {
 	return b
 }
 
-// toolResult turns a finished run into the MCP result: stdout as text (and
-// structuredContent when it parsed as JSON), or an error carrying stderr.
+// toolResult turns a finished run into the MCP result: stdout as text (and,
+// for a parse: json command, structuredContent — always a JSON object, as
+// its declared outputSchema says), or an error carrying stderr.
 func toolResult(pack, member string, res *packs.Result) *mcp.CallToolResult {
 	var notes []string
 	if res.Truncated {
@@ -108,16 +112,20 @@ func toolResult(pack, member string, res *packs.Result) *mcp.CallToolResult {
 		text += strings.Join(notes, "\n")
 	}
 	out := mcp.NewToolResultText(text)
-	if res.Structured != nil {
-		out.StructuredContent = res.Structured
+	if res.StructuredContent != nil {
+		out.StructuredContent = res.StructuredContent
 	}
 	return out
 }
 
 // toolDefinition is the MCP tool an agent is shown: the member name
-// unchanged, the schema narrowed by its constraints, hints from effects.
+// unchanged, the schema narrowed by its constraints, hints from effects,
+// and an object outputSchema when results carry structuredContent.
 func toolDefinition(v grantcheck.ToolView) mcp.Tool {
 	t := mcp.NewToolWithRawSchema(v.Name, v.Description, json.RawMessage(v.InputSchema))
+	if v.StructuredOutput {
+		t.RawOutputSchema = json.RawMessage(packs.OutputSchema)
+	}
 	read := v.Effects == workspace.EffectRead
 	destructive := !read
 	t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: &read, DestructiveHint: &destructive}

@@ -3,7 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"io"
+
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -31,6 +31,9 @@ type proxy struct {
 type proxyServer struct {
 	id  string
 	cfg *mcpproxy.Config
+	// stateless is cfg for talking to the server in 2026-07-28 terms.
+	stateless *mcpproxy.Config
+	down      downstream
 
 	mu       sync.Mutex
 	listed   bool
@@ -52,7 +55,7 @@ func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(stri
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: %w", sv.ID, err)
 		}
-		p.servers[sv.ID] = &proxyServer{id: sv.ID, cfg: cfg, toolsIdx: map[string]int{}}
+		p.servers[sv.ID] = &proxyServer{id: sv.ID, cfg: cfg, stateless: cfg.Stateless(), toolsIdx: map[string]int{}}
 	}
 	return p, nil
 }
@@ -150,6 +153,14 @@ func (p *proxy) server(id string) *proxyServer {
 // sessionFactory starts the relay of one client session of agent.
 func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory {
 	return func(ctx context.Context, up mcpserve.Peer) (mcpserve.Session, error) {
+		era, err := g.serverEra(ctx, ps)
+		if err != nil {
+			return nil, err
+		}
+		if era == mcpproxy.Modern {
+			// A legacy client in front of a 2026-07-28-only server.
+			return mcpproxy.NewBridge(ctx, ps.stateless, up, g.proxyHooks(agent, ps), ps.down.discover)
+		}
 		return mcpproxy.NewSession(ctx, ps.cfg, up, g.proxyHooks(agent, ps))
 	}
 }
@@ -159,15 +170,4 @@ func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory
 func (g *Gateway) servesAgent(ctx context.Context, agent string, ps *proxyServer) bool {
 	g.ensureListed(ctx, ps)
 	return g.view(agent, ps.id).holds()
-}
-
-// serveProxyStdio relays one stdio client session of agent to server ps.
-func (g *Gateway) serveProxyStdio(ctx context.Context, agent string, ps *proxyServer, in io.Reader, out io.Writer) error {
-	if !g.agentExists(agent) {
-		return fmt.Errorf("agent %q is not declared in %s", agent, g.ws.Path)
-	}
-	if !g.servesAgent(ctx, agent, ps) {
-		return fmt.Errorf("agent %q holds no tool on server %q; `toolgate check -w %s` lists what it may call", agent, ps.id, g.ws.Path)
-	}
-	return mcpserve.ServeStdio(ctx, g.sessionFactory(agent, ps), in, out)
 }

@@ -52,11 +52,15 @@ func childPIDs(t *testing.T) []string {
 	return out
 }
 
+// testerToken is the per-agent instance's token in these tests.
+const testerToken = "tester-secret-token"
+
 func mcpPost(t *testing.T, cl *http.Client, url, sid, body string) (string, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+testerToken)
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
@@ -91,11 +95,18 @@ mcp_servers:
     permission: open
 agents:
   - id: tester
+    token: {env: TESTER_TOKEN}
     grants: [server:conf]
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g, err := Open(context.Background(), ws, Options{Getenv: os.Getenv})
+	getenv := func(k string) string {
+		if k == "TESTER_TOKEN" {
+			return testerToken
+		}
+		return os.Getenv(k)
+	}
+	g, err := Open(context.Background(), ws, Options{Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +126,7 @@ agents:
 		}
 		req, _ := http.NewRequest("DELETE", url, nil)
 		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Authorization", "Bearer "+testerToken)
 		resp, err := cl.Do(req)
 		if err != nil {
 			t.Fatal(err)

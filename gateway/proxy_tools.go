@@ -52,7 +52,15 @@ func (g *Gateway) ensureListed(ctx context.Context, ps *proxyServer) {
 	ps.mu.Unlock()
 	lctx, cancel := context.WithTimeout(ctx, ps.cfg.Timeout+30*time.Second)
 	defer cancel()
-	raws, err := mcpproxy.ListTools(lctx, ps.cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
+	cfg, _, err := g.eraConfig(lctx, ps)
+	if err != nil {
+		ps.mu.Lock()
+		ps.listErr = err
+		ps.mu.Unlock()
+		g.log.Warn("could not reach an MCP server; server: grants cover nothing until it answers", "server", ps.id, "err", err)
+		return
+	}
+	raws, err := mcpproxy.ListTools(lctx, cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
 	if err != nil {
 		ps.mu.Lock()
 		ps.listErr = err
@@ -173,7 +181,17 @@ func (g *Gateway) proxyHooks(agent string, ps *proxyServer) mcpproxy.Hooks {
 			return g.callServerTool(ctx, agent, ps.id, call)
 		},
 		ToolsChanged: func(ctx context.Context, s *mcpproxy.Session) {
-			raws, err := s.ListTools(ctx)
+			list := func(ctx context.Context) ([]json.RawMessage, error) {
+				if s != nil {
+					return s.ListTools(ctx)
+				}
+				cfg, _, err := g.eraConfig(ctx, ps)
+				if err != nil {
+					return nil, err
+				}
+				return mcpproxy.ListTools(ctx, cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
+			}
+			raws, err := list(ctx)
 			if err != nil {
 				g.log.Warn("could not re-list an MCP server's tools after a change", "server", ps.id, "err", err)
 				return

@@ -39,15 +39,12 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener, opts HTTPOptions) 
 // ServeStdio speaks MCP over in/out for one agent and one surface: what a
 // harness launches as `toolgate serve --agent A --stdio --surface S`.
 func (g *Gateway) ServeStdio(ctx context.Context, agent, surfaceID string, in io.Reader, out io.Writer) error {
-	if ps := g.proxy.server(surfaceID); ps != nil {
-		return g.serveProxyStdio(ctx, agent, ps, in, out)
-	}
 	if !g.agentExists(agent) {
 		return fmt.Errorf("agent %q is not declared in %s", agent, g.ws.Path)
 	}
-	s, ok := g.surfaces[surfaceID]
-	if !ok || !g.view(agent, surfaceID).holds() {
+	opts, ok := g.serveOptions(ctx, agent, surfaceID)
+	if !ok {
 		return fmt.Errorf("agent %q holds no tool on surface %q; `toolgate check -w %s` lists what it may call", agent, surfaceID, g.ws.Path)
 	}
-	return mcpserve.ServeStdio(ctx, g.packSessions(agent, s), in, out)
+	return mcpserve.ServeStdio(ctx, opts, in, out)
 }

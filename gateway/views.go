@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/mcpserve"
 )
 
 // revision is what the gateway decides with right now: the pipeline's
@@ -19,6 +20,22 @@ import (
 type revision struct {
 	snap  *callpipe.Snapshot
 	views sync.Map // endpointKey → *agentView
+	// superseded is closed when a newer revision replaces this one, which
+	// wakes subscriptions/listen streams to compare the agent's new view.
+	superseded chan struct{}
+}
+
+func newRevision(snap *callpipe.Snapshot) *revision {
+	return &revision{snap: snap, superseded: make(chan struct{})}
+}
+
+// swapRevision replaces old with next if old is still in force.
+func (g *Gateway) swapRevision(old, next *revision) bool {
+	if !g.rev.CompareAndSwap(old, next) {
+		return false
+	}
+	close(old.superseded)
+	return true
 }
 
 // agentView is one agent's view of one surface under one revision,
@@ -31,8 +48,9 @@ type agentView struct {
 	// jobs is true when the agent holds a background command on the pack
 	// (it is then shown the job tools).
 	jobs bool
-	// list is the tools/list result of a pack surface.
-	list []byte
+	// list is the tools/list result of a pack surface; modernList the same
+	// for 2026-07-28 (resultType, and cacheScope private: this agent's).
+	list, modernList []byte
 }
 
 // holds reports whether the view shows the agent anything.
@@ -53,6 +71,7 @@ func (g *Gateway) view(agent, surfaceID string) *agentView {
 	if s, ok := g.surfaces[surfaceID]; ok {
 		v.jobs = g.hasJobTools(s, tools)
 		v.list = g.packToolList(s, v)
+		v.modernList = mcpserve.SetResultMembers(v.list, "cacheScope", `"private"`, "resultType", `"complete"`, "ttlMs", listTTL)
 	}
 	actual, _ := rev.views.LoadOrStore(key, v)
 	return actual.(*agentView)

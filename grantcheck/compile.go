@@ -1,6 +1,7 @@
 package grantcheck
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -17,11 +18,20 @@ import (
 // problem is reported at once as a workspace.ErrorList at the position of
 // the grant, constraint or command at fault.
 func Compile(ws *workspace.Workspace) (*Policy, error) {
+	p, err := compile(ws)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// compile is Compile and CompileLoaded: the policy, with errors or not.
+func compile(ws *workspace.Workspace) (*Policy, error) {
 	wsDir, err := filepath.Abs(filepath.Dir(ws.Path))
 	if err != nil {
 		return nil, fmt.Errorf("workspace directory of %s: %w", ws.Path, err)
 	}
-	c := &compiler{ws: ws, p: &Policy{wsDir: wsDir, surfaces: map[string]*surface{}, agents: map[string]*agent{}}}
+	c := &compiler{ws: ws, dmg: newLoadDamage(ws), p: &Policy{wsDir: wsDir, surfaces: map[string]*surface{}, agents: map[string]*agent{}}}
 	for _, s := range ws.MCPServers {
 		c.server(s)
 	}
@@ -31,14 +41,13 @@ func Compile(ws *workspace.Workspace) (*Policy, error) {
 	for _, a := range ws.Agents {
 		c.agent(a)
 	}
-	if err := c.errs.Err(); err != nil {
-		return nil, err
-	}
-	return c.p, nil
+	return c.p, c.errs.Err()
 }
 
 type compiler struct {
-	ws   *workspace.Workspace
+	ws *workspace.Workspace
+	// dmg is what load errors leave uncertain (see CompileLoaded).
+	dmg  *loadDamage
 	p    *Policy
 	errs workspace.ErrorList
 }
@@ -73,11 +82,12 @@ func (c *compiler) pack(pk *workspace.CommandPack) {
 		}
 		m := newMember(cmd.ID, cmd.Description, cmd.Effects,
 			tiers.Resolve(pk.Permission, pk.PermissionOverrides, cmd.ID), cmd.Scopes, baseDir(c.p.wsDir, cwd))
+		m.structured = cmd.Output.Parse == "json"
 		raw, err := marshalInputs(cmd.Inputs)
 		if err == nil {
 			m.schema, err = compileSchema("toolgate:///"+pk.ID+"/"+cmd.ID+".json", raw)
 		}
-		if err != nil {
+		if err != nil && !c.dmg.members[toolKey{pk.ID, cmd.ID}] {
 			c.errorf(cmd.Pos, "command %s:%s: inputs: %v", pk.ID, cmd.ID, err)
 		}
 		s.members[cmd.ID] = m
@@ -166,6 +176,9 @@ func (c *compiler) agent(a *workspace.Agent) {
 
 // grant resolves one grant entry, or records why it is refused.
 func (c *compiler) grant(a *workspace.Agent, g *workspace.Grant) *grant {
+	if g.Damaged {
+		return nil // its load errors are reported; what it means depends on their fix
+	}
 	where := fmt.Sprintf("agent %q: grant %s", a.ID, g.Op)
 	capab, err := Parse(g.Op)
 	if err != nil {
@@ -179,13 +192,21 @@ func (c *compiler) grant(a *workspace.Agent, g *workspace.Grant) *grant {
 	if capab.Kind == KindAlias {
 		capab, err = c.resolveAlias(capab.Alias)
 		if err != nil {
-			c.errorf(g.Pos, "%s: %v", where, err)
+			var unknown *aliasUnknownError
+			if !errors.As(err, &unknown) || !c.dmg.namesMayBeUnread() {
+				c.errorf(g.Pos, "%s: %v", where, err)
+			}
 			return nil
 		}
 	}
+	if c.dmg.unsettled[capab.Surface] {
+		return nil
+	}
 	s := c.p.surfaces[capab.Surface]
 	if s == nil {
-		c.errorf(g.Pos, "%s: %s", where, c.unknownSurface(capab.Surface))
+		if !c.dmg.unreadSurfaces {
+			c.errorf(g.Pos, "%s: %s", where, c.unknownSurface(capab.Surface))
+		}
 		return nil
 	}
 	switch {
@@ -203,14 +224,16 @@ func (c *compiler) grant(a *workspace.Agent, g *workspace.Grant) *grant {
 	cg := &grant{text: g.Op, pos: g.Pos, cap: capab}
 	switch capab.Kind {
 	case KindPack:
-		if !slices.ContainsFunc(s.order, func(n string) bool { return s.members[n].effects == workspace.EffectRead }) {
+		if !c.dmg.partialPacks[s.id] && !slices.ContainsFunc(s.order, func(n string) bool { return s.members[n].effects == workspace.EffectRead }) {
 			c.errorf(g.Pos, "%s matches nothing: pack %q has no command with effects: read, and a bulk grant never covers a write; grant its commands one by one as tool:%s:<command>", where, s.id, s.id)
 			return nil
 		}
 	case KindTool:
 		if s.kind == KindPackSurface {
 			if _, ok := s.members[capab.Member]; !ok {
-				c.errorf(g.Pos, "%s: pack %q has no command %q; its commands are: %s", where, s.id, capab.Member, strings.Join(s.order, ", "))
+				if !c.dmg.unreadCommands[s.id] {
+					c.errorf(g.Pos, "%s: pack %q has no command %q; its commands are: %s", where, s.id, capab.Member, strings.Join(s.order, ", "))
+				}
 				return nil
 			}
 		} else {
@@ -223,7 +246,7 @@ func (c *compiler) grant(a *workspace.Agent, g *workspace.Grant) *grant {
 	}
 	ok := true
 	for _, wc := range g.ParamConstraints {
-		if m := s.members[capab.Member]; s.kind == KindPackSurface && m.schema != nil && !m.schema.props[wc.Param] {
+		if m := s.members[capab.Member]; s.kind == KindPackSurface && m.schema != nil && !m.schema.props[wc.Param] && !c.dmg.members[toolKey{s.id, capab.Member}] {
 			c.errorf(wc.Pos, "%s: param_constraints name parameter %q, which %s:%s does not declare in inputs.properties (it declares: %s)",
 				where, wc.Param, s.id, capab.Member, strings.Join(sortedKeys(m.schema.props), ", "))
 			ok = false
@@ -258,7 +281,7 @@ func (c *compiler) resolveAlias(alias string) (Capability, error) {
 	}
 	switch len(found) {
 	case 0:
-		return Capability{}, fmt.Errorf("the alias %q names no pack command (an alias is <pack>-<command>); write tool:<surface>:<member>", alias)
+		return Capability{}, &aliasUnknownError{alias}
 	case 1:
 		return found[0], nil
 	}

@@ -76,7 +76,19 @@ func (k *constraint) check(args map[string]any, baseDir string) error {
 	if k.hasConst && !jsonEqual(v, k.constVal) {
 		return fmt.Errorf("parameter %q: %s is not the only allowed value %s", k.param, show(v), show(k.constVal))
 	}
-	if k.pattern != nil || k.maxLen >= 0 || k.within != "" {
+	if items, isList := v.([]any); isList && k.within != "" && k.pattern == nil && k.maxLen < 0 {
+		// A list of paths (a spread parameter such as rg's paths): every
+		// item must be within the root.
+		for i, it := range items {
+			s, isString := it.(string)
+			if !isString {
+				return fmt.Errorf("parameter %q: item %d, %s, is not a string", k.param, i, show(it))
+			}
+			if err := k.checkWithin(s, baseDir); err != nil {
+				return fmt.Errorf("%w (item %d)", err, i)
+			}
+		}
+	} else if k.pattern != nil || k.maxLen >= 0 || k.within != "" {
 		s, isString := v.(string)
 		if !isString {
 			return fmt.Errorf("parameter %q: %s is not a string", k.param, show(v))

@@ -162,6 +162,12 @@ func TestConstraints(t *testing.T) {
 		{"within: relative sibling", "rel", "data-evil/x", "is not within data"},
 		{"within: root is a link", "viaLink", root + "/datalink/file.txt", ""},
 		{"within: root is a link, escape", "viaLink", root + "/outside/secret", "is not within"},
+		{"within: a list, every item inside", "abs", []any{root + "/data/file.txt", root + "/data/sub"}, ""},
+		{"within: a list, empty", "abs", []any{}, ""},
+		{"within: a list, one item outside", "abs", []any{root + "/data/file.txt", root + "/outside/secret"}, "is not within " + root + "/data (item 1)"},
+		{"within: a list, an item not a string", "abs", []any{root + "/data/file.txt", 3.0}, `parameter "abs": item 1, 3, is not a string`},
+		{"within: a list, a link out", "abs", []any{root + "/data/link-out/secret"}, "(item 0)"},
+		{"pattern: a list is not a string", "pat", []any{"abc"}, `is not a string`},
 		{"legacy max_", "legacyN", 6.0, `parameter "legacyN": 6 is above the maximum 5`},
 		{"legacy allowed_", "legacyMode", "x", `parameter "legacyMode": "x" is not one of ["r", "w"]`},
 		{"legacy allowed_ absent", "legacyMode", absent, "is bound"},
@@ -287,4 +293,36 @@ func FuzzConstraint(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPathRoots: the runner learns which parameters the matched grant
+// binds with path_within, and to which resolved root.
+func TestPathRoots(t *testing.T) {
+	t.Parallel()
+	root := constraintFixture(t)
+	ws, err := workspace.Load(filepath.Join(root, "toolgate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.PathRoots("a", "p", "op")
+	want := map[string]string{"abs": real + "/data", "rel": real + "/data", "viaLink": real + "/data"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("PathRoots(op) = %v, want %v", got, want)
+	}
+	if got := p.PathRoots("a", "p", "incwd"); fmt.Sprint(got) != fmt.Sprint(map[string]string{"path": real + "/data"}) {
+		t.Errorf("PathRoots(incwd) = %v", got)
+	}
+	for _, c := range [][3]string{{"nobody", "p", "op"}, {"a", "p", "missing"}, {"a", "nosurface", "op"}} {
+		if got := p.PathRoots(c[0], c[1], c[2]); got != nil {
+			t.Errorf("PathRoots%v = %v, want nil", c, got)
+		}
+	}
 }

@@ -177,3 +177,162 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+// TestNormalizeName reads each harness's own spelling back to capabilities,
+// against surfaces whose ids differ only where a harness's naming loses
+// information: '-' and '_' (Codex), and a '_' inside a surface id
+// (Gemini CLI, OpenCode).
+func TestNormalizeName(t *testing.T) {
+	t.Parallel()
+	known := Known{
+		"json-tools":     {"query", "keys", "edit-in-place"},
+		"notes":          {"list", "remove"},
+		"mcpsrv_neotoma": {"store", "retrieve_entities"},
+		"far":            nil, // a server never listed
+		// Two surfaces Codex cannot tell apart, and two whose OpenCode
+		// and Gemini names collide (a + b_x, a_b + x).
+		"dup-x": {"t"}, "dup_x": {"t"}, "a-b-c": {"t"}, "a_b-c": {"t"},
+		"a": {"b_x", "y"}, "a_b": {"x"},
+	}
+	tests := []struct {
+		naming Naming
+		name   string
+		want   string // capabilities joined by ","; "" when unrecognised
+		why    string
+	}{
+		{NamingClaude, "mcp__json-tools__query", "tool:json-tools:query", ""},
+		{NamingClaude, "mcp__notes", "tool:notes:*", ""},
+		{NamingCodex, "mcp__json_tools__edit_in_place", "tool:json-tools:edit-in-place", ""},
+		{NamingCodex, "mcp__json-tools__edit-in-place", "tool:json-tools:edit-in-place", ""},
+		{NamingCodex, "mcp__json_tools", "tool:json-tools:*", ""},
+		{NamingCodex, "mcp__far__search_all", "tool:far:search_all", ""},
+		{NamingCodex, "mcp__other__x", "tool:other:x", ""},
+		{NamingCodex, "mcp__dup_x__t", "tool:dup_x:t", ""},
+		{NamingCodex, "mcp__dup-x__t", "tool:dup-x:t", ""},
+		{NamingCodex, "mcp__a_b_c__t", "", "could be any of a-b-c, a_b-c"},
+		{NamingCodex, "*", "tool:*", ""},
+		{NamingCodex, "mcp__json_tools__re*d", "", "not a tool"},
+		{NamingGemini, "mcp_json-tools_query", "tool:json-tools:query", ""},
+		{NamingGemini, "mcp_mcpsrv_neotoma_retrieve_entities", "tool:mcpsrv_neotoma:retrieve_entities", ""},
+		{NamingGemini, "mcp_json-tools_*", "tool:json-tools:*", ""},
+		{NamingGemini, "mcp_far_search", "tool:far:search", ""},
+		{NamingGemini, "mcp_other_x_y", "tool:other:x_y", ""},
+		{NamingGemini, "mcp_*", "tool:*", ""},
+		{NamingGemini, "mcp_a_y", "tool:a:y", ""},
+		{NamingGemini, "mcp_a_b_x", "", "each of a, a_b"},
+		{NamingGemini, "run_shell_command", "tool:shell:*", ""},
+		{NamingGemini, "run_shell_command(git)", "tool:shell:git", ""},
+		{NamingGemini, "run_shell_command(rm -rf /)", "", "does not name one command"},
+		{NamingGemini, "read_file", "tool:harness:read_file", ""},
+		{NamingGemini, "mcp_", "", "expected <server>_<tool>"},
+		{NamingGemini, "Mcp_X", "", "expected mcp_"},
+		{NamingOpenCode, "json-tools_query", "tool:json-tools:query", ""},
+		{NamingOpenCode, "json-tools_*", "tool:json-tools:*", ""},
+		{NamingOpenCode, "json-tools_?uery", "tool:json-tools:query", ""},
+		{NamingOpenCode, "*_list", "tool:notes:list", ""},
+		{NamingOpenCode, "far_*", "tool:far:*", ""},
+		{NamingOpenCode, "far_s*", "", ""}, // a glob over unknown tools covers nothing known
+		{NamingOpenCode, "other_*", "tool:other:*", ""},
+		{NamingOpenCode, "a_b_x", "", "each of a, a_b"},
+		{NamingOpenCode, "a_*", "tool:a:*,tool:a_b:x,tool:a_b-c:t", ""},
+		{NamingOpenCode, "bash", "tool:shell:*", ""},
+		{NamingOpenCode, "apply_patch", "tool:harness:apply_patch", ""},
+		{NamingOpenCode, "*", "tool:*", ""},
+		{NamingOpenCode, "nounderscore", "", "expected <server>_<tool>"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.naming)+"/"+tt.name, func(t *testing.T) {
+			t.Parallel()
+			caps, err := NormalizeName(tt.naming, tt.name, known)
+			if tt.why != "" {
+				var u *UnrecognisedError
+				if !errors.As(err, &u) || !strings.Contains(u.Reason, tt.why) {
+					t.Fatalf("NormalizeName(%s, %q) = %v, %v; want unrecognised: %s", tt.naming, tt.name, caps, err, tt.why)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("NormalizeName(%s, %q): %v", tt.naming, tt.name, err)
+			}
+			var got []string
+			for _, c := range caps {
+				got = append(got, c.String())
+			}
+			if strings.Join(got, ",") != tt.want {
+				t.Errorf("NormalizeName(%s, %q) = %s, want %s", tt.naming, tt.name, strings.Join(got, ","), tt.want)
+			}
+		})
+	}
+}
+
+// TestToolNameRoundTrip: every name mcp-config writes reads back to the
+// capability it was written for.
+func TestToolNameRoundTrip(t *testing.T) {
+	t.Parallel()
+	known := Known{"json-tools": {"query", "edit-in-place"}, "mcpsrv_neotoma": {"store"}}
+	for _, n := range []Naming{NamingClaude, NamingCodex, NamingGemini, NamingOpenCode} {
+		for s, members := range known {
+			for _, m := range append([]string{"*"}, members...) {
+				name := ToolName(n, s, m)
+				caps, err := NormalizeName(n, name, known)
+				want := Tool(s, m)
+				if m == "*" {
+					want = Capability{Kind: KindSurface, Surface: s}
+				}
+				if err != nil || len(caps) != 1 || caps[0] != want {
+					t.Errorf("%s: %s:%s is named %q, read back as %v, %v", n, s, m, name, caps, err)
+				}
+			}
+		}
+	}
+	if got := ToolName(NamingCodex, "json-tools", "edit-in-place"); got != "mcp__json_tools__edit_in_place" {
+		t.Errorf("codex name = %q", got)
+	}
+}
+
+func TestGlobMatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"json-tools_*", "json-tools_query", true},
+		{"json-tools_*", "json-tools_", true},
+		{"json-tools_*", "notes_list", false},
+		{"*_list", "notes_list", true},
+		{"*", "anything", true},
+		{"n?tes_*", "notes_list", true},
+		{"n?tes_*", "nootes_list", false},
+		{"a*b*c", "axxbyyc", true},
+		{"a*b*c", "axxbyy", false},
+		{"a*", "a/b", false},
+		{"exact", "exact", true},
+		{"exact", "exactly", false},
+		{"", "", true},
+	}
+	for _, tt := range tests {
+		if got := GlobMatch(tt.pattern, tt.name); got != tt.want {
+			t.Errorf("GlobMatch(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestGeminiMatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"mcp_json-tools_query", "mcp_json-tools_query", true},
+		{"mcp_json-tools_*", "mcp_json-tools_query", true},
+		{"mcp_json-tools_*", "mcp_json-tools-x_query", false},
+		{"mcp_*", "mcp_notes_list", true},
+		{"mcp_*", "read_file", false},
+		{"mcp_json-tools_query", "mcp_json-tools_keys", false},
+	}
+	for _, tt := range tests {
+		if got := GeminiMatch(tt.pattern, tt.name); got != tt.want {
+			t.Errorf("GeminiMatch(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
+		}
+	}
+}

@@ -79,3 +79,32 @@ func within(path, root string) bool {
 	}
 	return path == root || (strings.HasPrefix(path, root) && path[len(root)] == filepath.Separator)
 }
+
+// PathRoots returns, for the grant that Decide matches when agentID calls
+// surfaceID:memberName, each parameter bound by path_within and its root,
+// resolved (absolute, no symlinks). It is what the pack runner needs to
+// open those arguments itself beneath their roots (DESIGN §6), so that the
+// command receives an open file, not a name checked earlier. Nil when
+// nothing is bound or nothing is granted. Call it on the same Policy that
+// decided the call: after a reload another grant may match.
+func (p *Policy) PathRoots(agentID, surfaceID, memberName string) map[string]string {
+	ag := p.agents[agentID]
+	if ag == nil {
+		return nil
+	}
+	_, g, _ := p.lookup(ag, surfaceID, memberName)
+	if g == nil {
+		return nil
+	}
+	var roots map[string]string
+	for _, k := range g.constraints {
+		if k.within == "" {
+			continue
+		}
+		if roots == nil {
+			roots = map[string]string{}
+		}
+		roots[k.param] = k.within
+	}
+	return roots
+}

@@ -70,6 +70,9 @@ type member struct {
 	schemaErr error
 	// baseDir resolves relative path_within arguments.
 	baseDir string
+	// structured: a pack command with output: {parse: json}, whose results
+	// carry structuredContent.
+	structured bool
 }
 
 // agent is one identity's compiled grants.

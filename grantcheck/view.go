@@ -23,6 +23,10 @@ type ToolView struct {
 	// InputSchema is the tool's schema narrowed by the grant's
 	// param_constraints; nil when the schema is unknown (server not listed).
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// StructuredOutput is true for a pack command with output: {parse:
+	// json}: its results carry structuredContent, so the tool declares an
+	// outputSchema (DESIGN.md §6).
+	StructuredOutput bool `json:"-"`
 }
 
 // Tools lists the tools agent may call on surface ("" for every surface),
@@ -52,7 +56,7 @@ func (p *Policy) Tools(agentID, surfaceID string) []ToolView {
 
 func (p *Policy) view(ag *agent, s *surface, m *member, g *grant) ToolView {
 	v := ToolView{Surface: s.id, Name: m.name, Description: m.description, Effects: m.effects, Tier: m.tier,
-		Outcome: tiers.OutcomeFor(m.tier, m.effects), Grant: g.text}
+		Outcome: tiers.OutcomeFor(m.tier, m.effects), Grant: g.text, StructuredOutput: m.structured}
 	for _, sc := range m.scopes {
 		if !ag.scopes[sc] {
 			v.MissingScopes = append(v.MissingScopes, sc)

@@ -7,7 +7,9 @@ import (
 	"net"
 	"path/filepath"
 	"sort"
+	"time"
 
+	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -60,6 +62,9 @@ func Config(o ConfigOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := distinctNames(o, entries); err != nil {
+		return nil, err
+	}
 	servers, err := servers(o, entries)
 	if err != nil {
 		return nil, err
@@ -68,7 +73,7 @@ func Config(o ConfigOptions) ([]byte, error) {
 	case Claude:
 		return claudeConfig(servers)
 	case Codex:
-		return codexConfig(servers), nil
+		return codexConfig(servers, approvalWait(o.Workspace)), nil
 	case Cursor:
 		return cursorConfig(servers)
 	case Gemini:
@@ -111,6 +116,45 @@ func servers(o ConfigOptions, entries []Entry) ([]server, error) {
 		return nil, fmt.Errorf("unknown mode %q; use stdio or http", o.Mode)
 	}
 	return out, nil
+}
+
+// distinctNames checks that o.Harness gives every tool of the agent its own
+// name: Codex turns '-' into '_' (json-tools and json_tools become one
+// namespace), Gemini CLI and OpenCode join server and tool with '_' (a +
+// b_x and a_b + x become one name). Two tools under one name would make
+// the harness's allowlist mean something else than the grant.
+func distinctNames(o ConfigOptions, entries []Entry) error {
+	n := o.Harness.Naming()
+	seen := map[string]string{}
+	claim := func(name, what string) error {
+		if prev, dup := seen[name]; dup {
+			return fmt.Errorf("%s and %s would both be named %q by %s; rename a surface or tool so that their names differ", prev, what, name, o.Harness)
+		}
+		seen[name] = what
+		return nil
+	}
+	for _, e := range entries {
+		if n == grantcheck.NamingCodex {
+			if err := claim(grantcheck.ToolName(n, e.Surface, "*"), "surface "+e.Surface); err != nil {
+				return err
+			}
+		}
+		for _, v := range o.Policy.Tools(o.Agent, e.Surface) {
+			if err := claim(grantcheck.ToolName(n, e.Surface, v.Name), "tool "+e.Surface+":"+v.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// approvalWait is how long toolgate holds a call before answering
+// "approval pending": a harness must wait at least that long for a tool.
+func approvalWait(ws *workspace.Workspace) time.Duration {
+	if ws == nil {
+		return approvals.DefaultWait
+	}
+	return ws.Gateway.Approvals.Wait.OrDefault(approvals.DefaultWait)
 }
 
 // credentialVars are the environment variables the workspace's credentials

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/workspace"
@@ -71,6 +72,7 @@ func TestConfigErrors(t *testing.T) {
 	t.Parallel()
 	ws, p := load(t, "testdata/toolgate.yaml")
 	long, lp := load(t, "testdata/longname.yaml")
+	coll, cp := load(t, "testdata/collide.yaml")
 	cases := []struct {
 		name  string
 		o     ConfigOptions
@@ -88,6 +90,12 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`unknown mode "sse"`}},
 		{"name too long", ConfigOptions{Harness: Claude, Mode: ModeStdio, Agent: "long", Workspace: long, Policy: lp},
 			[]string{"mcp__a-surface-id-that-is-rather-long__a-command-whose-name-is-far-too-long", "64"}},
+		{"codex namespace collision", ConfigOptions{Harness: Codex, Mode: ModeStdio, Agent: "dups", Workspace: coll, Policy: cp},
+			[]string{"surface dup-x and surface dup_x", `"mcp__dup_x"`, "codex", "rename"}},
+		{"gemini name collision", ConfigOptions{Harness: Gemini, Mode: ModeStdio, Agent: "overlap", Workspace: coll, Policy: cp},
+			[]string{"tool a:b_x and tool a_b:x", `"mcp_a_b_x"`}},
+		{"opencode name collision", ConfigOptions{Harness: OpenCode, Mode: ModeStdio, Agent: "overlap", Workspace: coll, Policy: cp},
+			[]string{"tool a:b_x and tool a_b:x", `"a_b_x"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +140,36 @@ func TestLoopbackListen(t *testing.T) {
 		"127.0.0.1:7330": "127.0.0.1:7330", "gw.internal:7000": "gw.internal:7000", ":7001": "127.0.0.1:7001"} {
 		if got := loopbackListen(in); got != want {
 			t.Errorf("loopbackListen(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A Codex tool timeout shorter than toolgate's approval wait would turn
+// "approval pending" into a harness timeout: a long wait raises it.
+func TestCodexToolTimeoutCoversTheApprovalWait(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		wait time.Duration
+		want string // "" for no tool_timeout_sec
+	}{
+		{0, ""},
+		{30 * time.Second, ""},
+		{45 * time.Second, "tool_timeout_sec = 75\n"},
+		{2*time.Minute + 500*time.Millisecond, "tool_timeout_sec = 151\n"},
+	} {
+		ws, p := load(t, "testdata/toolgate.yaml")
+		ws.Gateway.Approvals.Wait = workspace.Duration(tc.wait)
+		got, err := Config(ConfigOptions{Harness: Codex, Mode: ModeStdio, Agent: "reader", Workspace: ws, Policy: p,
+			WorkspacePath: "/w/toolgate.yaml", Command: "toolgate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(string(got), "tool_timeout_sec")
+		switch {
+		case tc.want == "" && n != 0:
+			t.Errorf("wait %s: unexpected tool_timeout_sec:\n%s", tc.wait, got)
+		case tc.want != "" && strings.Count(string(got), tc.want) != 2:
+			t.Errorf("wait %s: want %q on both servers:\n%s", tc.wait, tc.want, got)
 		}
 	}
 }

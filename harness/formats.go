@@ -1,5 +1,13 @@
 package harness
 
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/toolgate/toolgate/grantcheck"
+)
+
 // The JSON config formats, each as its harness documents it today.
 
 // Claude Code (--mcp-config FILE or .mcp.json, top-level "mcpServers") and
@@ -64,7 +72,11 @@ func cursorConfig(servers []server) ([]byte, error) {
 
 // Gemini CLI: settings.json, "mcpServers" with command/args/env or
 // httpUrl/headers, and includeTools as the per-server allowlist; $VAR and
-// ${VAR} are expanded in settings strings.
+// ${VAR} are expanded in settings strings. Headless (-p), Gemini CLI
+// offers the model only tools its policy allows without confirmation, so
+// tools.allowed pre-approves exactly the granted tools (mcp_<server>_<tool>,
+// mcp_<server>_* for a server granted in bulk): toolgate, not the harness,
+// then holds what needs approval.
 type geminiServer struct {
 	Command      string            `json:"command,omitempty"`
 	Args         []string          `json:"args,omitempty"`
@@ -76,7 +88,9 @@ type geminiServer struct {
 
 func geminiConfig(servers []server) ([]byte, error) {
 	out := map[string]geminiServer{}
+	allowed := []string{}
 	for _, s := range servers {
+		allowed = append(allowed, harnessNames(grantcheck.NamingGemini, s)...)
 		g := geminiServer{IncludeTools: s.tools}
 		if s.url != "" {
 			g.HTTPURL, g.Headers = s.url, bearer("${"+s.tokenVar+"}")
@@ -86,12 +100,31 @@ func geminiConfig(servers []server) ([]byte, error) {
 		}
 		out[s.name] = g
 	}
-	return marshal(map[string]any{"mcpServers": out})
+	return marshal(map[string]any{"mcpServers": out, "tools": map[string]any{"allowed": allowed}})
+}
+
+// harnessNames are the names naming n gives a server entry's tools: one
+// per granted tool, or the whole-server pattern for a server granted in
+// bulk.
+func harnessNames(n grantcheck.Naming, s server) []string {
+	if s.tools == nil {
+		return []string{grantcheck.ToolName(n, s.name, "*")}
+	}
+	out := make([]string, 0, len(s.tools))
+	for _, t := range s.tools {
+		out = append(out, grantcheck.ToolName(n, s.name, t))
+	}
+	return out
 }
 
 // OpenCode: opencode.json, "mcp" with type local (command as one array,
 // environment) or remote (url, headers), and enabled; {env:NAME} is
-// substituted.
+// substituted. Its "tools" map is the allowlist: OpenCode names a server's
+// tool <server>_<tool>, reads the keys as globs, and the last key that
+// matches a name decides, so every <server>_* false of a server granted
+// tool by tool comes first, then <server>_* true for servers granted in
+// bulk, then each granted <server>_<tool> true. MCP tools run without
+// asking by default: toolgate holds what needs approval.
 type opencodeServer struct {
 	Type        string            `json:"type"`
 	Command     []string          `json:"command,omitempty"`
@@ -103,7 +136,17 @@ type opencodeServer struct {
 
 func opencodeConfig(servers []server) ([]byte, error) {
 	out := map[string]opencodeServer{}
+	var off, bulk, on orderedBools
 	for _, s := range servers {
+		names := harnessNames(grantcheck.NamingOpenCode, s)
+		if s.tools == nil {
+			bulk = append(bulk, keyBool{names[0], true})
+		} else {
+			off = append(off, keyBool{grantcheck.ToolName(grantcheck.NamingOpenCode, s.name, "*"), false})
+			for _, n := range names {
+				on = append(on, keyBool{n, true})
+			}
+		}
 		if s.url != "" {
 			out[s.name] = opencodeServer{Type: "remote", URL: s.url, Headers: bearer("{env:" + s.tokenVar + "}"), Enabled: true}
 			continue
@@ -111,5 +154,36 @@ func opencodeConfig(servers []server) ([]byte, error) {
 		out[s.name] = opencodeServer{Type: "local", Command: append([]string{s.command}, s.args...),
 			Environment: envRefs(s.envVars, func(v string) string { return "{env:" + v + "}" }), Enabled: true}
 	}
-	return marshal(map[string]any{"$schema": "https://opencode.ai/config.json", "mcp": out})
+	tools := append(append(off, bulk...), on...)
+	return marshal(map[string]any{"$schema": "https://opencode.ai/config.json", "mcp": out, "tools": tools})
+}
+
+// keyBool is one entry of an ordered JSON object of booleans.
+type keyBool struct {
+	key string
+	val bool
+}
+
+// orderedBools is a JSON object whose keys keep their order (a Go map's
+// would be sorted), for allowlists where the last matching key wins.
+type orderedBools []keyBool
+
+// MarshalJSON writes the object in order.
+func (o orderedBools) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(kv.key)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatBool(kv.val))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

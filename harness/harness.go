@@ -9,6 +9,8 @@ package harness
 import (
 	"fmt"
 	"strings"
+
+	"github.com/toolgate/toolgate/grantcheck"
 )
 
 // Harness names an agent harness whose config format toolgate writes.
@@ -23,6 +25,19 @@ const (
 	VSCode   Harness = "vscode"
 	OpenCode Harness = "opencode"
 )
+
+// Naming is how h spells an MCP tool to its model and in its allowlists.
+func (h Harness) Naming() grantcheck.Naming {
+	switch h {
+	case Codex:
+		return grantcheck.NamingCodex
+	case Gemini:
+		return grantcheck.NamingGemini
+	case OpenCode:
+		return grantcheck.NamingOpenCode
+	}
+	return grantcheck.NamingClaude
+}
 
 // Harnesses lists every known harness, in the order help texts show them.
 func Harnesses() []Harness {

@@ -52,24 +52,24 @@ type Report struct {
 	Rows []Row   `json:"rows"`
 }
 
-// Members returns a surface's member names, ok false when they are not
-// known (an MCP server never listed and with nothing declared).
-type Members func(surface string) (members []string, ok bool)
-
 // Comparison is one allowlist against one grant.
 type Comparison struct {
 	Agent    string
 	Provider Harness
-	// Entries is the harness allowlist as deployed.
+	// Entries is the harness allowlist as deployed, in the provider's own
+	// naming (Provider.Naming).
 	Entries []string
 	// Grant is the agent's grant as capabilities (Policy.Capabilities);
 	// empty means no grant. A KindAll entry is reported as red.
 	Grant []grantcheck.Capability
 	// NoGrant explains an empty Grant (e.g. the agent is not declared).
 	NoGrant string
-	Members Members
-	// Notes come from reading the source.
-	Notes []string
+	// Known resolves lossy harness names and expands surface wildcards.
+	Known grantcheck.Known
+	// Notes come from reading the source; Problems too, and they make the
+	// row red.
+	Notes    []string
+	Problems []string
 }
 
 // Compare normalises both sides through grantcheck's one mapping and
@@ -79,14 +79,14 @@ func Compare(c Comparison) Row {
 	row := Row{Agent: c.Agent, Provider: string(c.Provider), Harness: []string{}, Grant: []string{},
 		Delta: Delta{HarnessOnly: []string{}, GrantOnly: []string{}}}
 	notes := append([]string(nil), c.Notes...)
-	var red []string
+	red := append([]string(nil), c.Problems...)
 	var hcaps []grantcheck.Capability
 	for _, e := range c.Entries {
 		if c.Provider == Claude && unanchoredGlob(e) {
 			notes = append(notes, fmt.Sprintf("Claude Code skips the unanchored glob %q: it grants nothing", e))
 			continue
 		}
-		capab, err := grantcheck.NormalizeEntry(e)
+		caps, err := grantcheck.NormalizeName(c.Provider.Naming(), e, c.Known)
 		var u *grantcheck.UnrecognisedError
 		switch {
 		case errors.As(err, &u):
@@ -96,10 +96,12 @@ func Compare(c Comparison) Row {
 			red = append(red, fmt.Sprintf("unrecognised entry %q: %v", e, err))
 			continue
 		}
-		if capab.Kind == grantcheck.KindAll {
-			red = append(red, fmt.Sprintf("the allowlist entry %q allows every tool (tool:*)", e))
+		for _, capab := range caps {
+			if capab.Kind == grantcheck.KindAll {
+				red = append(red, fmt.Sprintf("the allowlist entry %q allows every tool (tool:*)", e))
+			}
+			hcaps = append(hcaps, capab)
 		}
-		hcaps = append(hcaps, capab)
 	}
 	for _, g := range c.Grant {
 		if g.Kind == grantcheck.KindAll {
@@ -113,7 +115,7 @@ func Compare(c Comparison) Row {
 		}
 		red = append(red, "no grant: "+why)
 	}
-	h, g := newCapSet(hcaps, c.Members), newCapSet(c.Grant, c.Members)
+	h, g := newCapSet(hcaps, c.Known), newCapSet(c.Grant, c.Known)
 	row.Harness, row.Grant = h.listed, g.listed
 	row.Delta.HarnessOnly, row.Delta.GrantOnly = h.minus(g), g.minus(h)
 	if n := len(row.Delta.HarnessOnly); n > 0 {
@@ -153,7 +155,7 @@ type capSet struct {
 	listed []string
 }
 
-func newCapSet(caps []grantcheck.Capability, members Members) *capSet {
+func newCapSet(caps []grantcheck.Capability, known grantcheck.Known) *capSet {
 	s := &capSet{exact: map[string]bool{}, wild: map[string]bool{}}
 	seen := map[string]bool{}
 	for _, c := range caps {
@@ -167,7 +169,7 @@ func newCapSet(caps []grantcheck.Capability, members Members) *capSet {
 		case grantcheck.KindTool:
 			s.exact[c.Surface+"\x00"+c.Member] = true
 		default: // a surface, pack or server wildcard
-			if ms, ok := lookupMembers(members, c.Surface); ok {
+			if ms := known[c.Surface]; ms != nil {
 				for _, m := range ms {
 					s.exact[c.Surface+"\x00"+m] = true
 				}
@@ -181,13 +183,6 @@ func newCapSet(caps []grantcheck.Capability, members Members) *capSet {
 		s.listed = []string{}
 	}
 	return s
-}
-
-func lookupMembers(members Members, surface string) ([]string, bool) {
-	if members == nil {
-		return nil, false
-	}
-	return members(surface)
 }
 
 // minus lists what s holds that o does not cover, as capabilities.
@@ -214,11 +209,13 @@ func (s *capSet) minus(o *capSet) []string {
 	return out
 }
 
-// MembersOf resolves surfaces against a policy: a pack's commands, an MCP
-// server's listed tools, or the tools the workspace declares for it.
-func MembersOf(p *grantcheck.Policy) Members {
-	known := map[string][]string{}
+// KnownOf lists a policy's surfaces with their members: a pack's
+// commands, an MCP server's listed tools, or the tools the workspace
+// declares for it; nil for a server of which nothing is known.
+func KnownOf(p *grantcheck.Policy) grantcheck.Known {
+	known := grantcheck.Known{}
 	for _, s := range p.Summary().Surfaces {
+		known[s.ID] = nil
 		if s.Kind == grantcheck.KindPackSurface || s.Listed || len(s.Members) > 0 {
 			names := make([]string, 0, len(s.Members))
 			for _, m := range s.Members {
@@ -227,24 +224,21 @@ func MembersOf(p *grantcheck.Policy) Members {
 			known[s.ID] = names
 		}
 	}
-	return func(surface string) ([]string, bool) {
-		ms, ok := known[surface]
-		return ms, ok
-	}
+	return known
 }
 
 // enforces reports whether a provider honours a per-tool allowlist that
 // toolgate can read.
 func enforces(p Harness) bool {
-	return p == Claude || p == Codex || p == Gemini
+	return p == Claude || p == Codex || p == Gemini || p == OpenCode
 }
 
 // Check compares every row of spec with the grants of p.
 func Check(p *grantcheck.Policy, spec *Spec) Report {
-	members := MembersOf(p)
+	known := KnownOf(p)
 	rep := Report{Rows: []Row{}}
 	for _, r := range spec.Rows {
-		rep.Rows = append(rep.Rows, checkRow(p, members, r))
+		rep.Rows = append(rep.Rows, checkRow(p, known, r))
 	}
 	rep.Run = runVerdict(rep.Rows)
 	return rep
@@ -266,7 +260,7 @@ func runVerdict(rows []Row) Verdict {
 	return Green
 }
 
-func checkRow(p *grantcheck.Policy, members Members, r *SpecRow) Row {
+func checkRow(p *grantcheck.Policy, known grantcheck.Known, r *SpecRow) Row {
 	grant, gerr := p.Capabilities(r.Agent)
 	unknown := func(note string) Row {
 		row := Row{Agent: r.Agent, Provider: string(r.Provider), Verdict: Unknown, Harness: []string{},
@@ -279,7 +273,7 @@ func checkRow(p *grantcheck.Policy, members Members, r *SpecRow) Row {
 	if !enforces(r.Provider) {
 		return unknown(fmt.Sprintf("%s cannot enforce a per-tool allowlist toolgate can read; toolgate's grant is the only bound", r.Provider))
 	}
-	src, ok, err := readSource(r)
+	src, ok, err := readSource(r, known)
 	if !ok {
 		hint := "allowed_tools"
 		switch r.Provider {
@@ -288,7 +282,9 @@ func checkRow(p *grantcheck.Policy, members Members, r *SpecRow) Row {
 		case Codex:
 			hint = "allowed_tools or config_toml (enabled_tools)"
 		case Gemini:
-			hint = "allowed_tools or settings (includeTools)"
+			hint = "allowed_tools or settings (includeTools, tools.allowed)"
+		case OpenCode:
+			hint = "allowed_tools or settings (opencode.json: tools, permission)"
 		}
 		return unknown(fmt.Sprintf("no enforceable allowlist given for %s; add %s", r.Provider, hint))
 	}
@@ -297,7 +293,8 @@ func checkRow(p *grantcheck.Policy, members Members, r *SpecRow) Row {
 		row.Verdict = Red
 		return row
 	}
-	c := Comparison{Agent: r.Agent, Provider: r.Provider, Entries: src.entries, Grant: grant, Members: members, Notes: src.notes}
+	c := Comparison{Agent: r.Agent, Provider: r.Provider, Entries: src.entries, Grant: grant, Known: known,
+		Notes: src.notes, Problems: src.problems}
 	if gerr != nil {
 		c.NoGrant = fmt.Sprintf("agent %q is not declared in the workspace", r.Agent)
 	}

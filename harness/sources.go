@@ -4,20 +4,27 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/toolgate/toolgate/grantcheck"
 )
 
 // source is a deployed allowlist as read from where a SpecRow says it is:
-// raw harness entries (mcp__<s>__<m>, Read, Bash(git:*) …) and notes on
-// what was read and what was left out.
+// raw harness entries in the provider's own naming (mcp__<s>__<m>, Read,
+// Bash(git:*); mcp_<s>_<m>; <s>_<m> …), notes on what was read and what
+// was left out, and problems: what makes the allowlist impossible to
+// compare, reported red.
 type source struct {
-	entries []string
-	notes   []string
+	entries  []string
+	notes    []string
+	problems []string
 }
 
-// readSource reads r's allowlist. ok is false when the row names no source.
-func readSource(r *SpecRow) (src source, ok bool, err error) {
+// readSource reads r's allowlist, resolving whole servers against known.
+// ok is false when the row names no source.
+func readSource(r *SpecRow, known grantcheck.Known) (src source, ok bool, err error) {
 	switch {
 	case r.HasAllowedTools:
 		return source{entries: r.AllowedTools}, true, nil
@@ -29,13 +36,16 @@ func readSource(r *SpecRow) (src source, ok bool, err error) {
 		}
 		return src, true, nil
 	case r.Settings != "" && r.Provider == Gemini:
-		src, err = geminiSettings(r.Settings)
+		src, err = geminiSettings(r.Settings, known)
+		return src, true, err
+	case r.Settings != "" && r.Provider == OpenCode:
+		src, err = opencodeSettings(r.Settings, known)
 		return src, true, err
 	case r.Settings != "":
 		src, err = claudeSettings(r.Settings)
 		return src, true, err
 	case r.ConfigTOML != "":
-		src, err = codexConfigTOML(r.ConfigTOML)
+		src, err = codexConfigTOML(r.ConfigTOML, known)
 		return src, true, err
 	}
 	return source{}, false, nil
@@ -113,33 +123,10 @@ func claudeSettings(path string) (source, error) {
 	return src, nil
 }
 
-// geminiSettings reads mcpServers.<id>.includeTools of a Gemini CLI
-// settings.json: a server without includeTools offers every tool.
-func geminiSettings(path string) (source, error) {
-	var doc struct {
-		MCPServers map[string]struct {
-			IncludeTools *[]string `json:"includeTools"`
-			ExcludeTools []string  `json:"excludeTools"`
-		} `json:"mcpServers"`
-	}
-	if err := readJSON(path, &doc); err != nil {
-		return source{}, err
-	}
-	var src source
-	for _, id := range sortedKeysOf(doc.MCPServers) {
-		s := doc.MCPServers[id]
-		src.entries = append(src.entries, serverEntries(id, s.IncludeTools)...)
-		if len(s.ExcludeTools) > 0 {
-			src.notes = append(src.notes, fmt.Sprintf("%s: excludeTools is not subtracted", id))
-		}
-	}
-	return src, nil
-}
-
-// codexConfigTOML reads mcp_servers.<id>.enabled_tools of a Codex
-// config.toml: a server without enabled_tools offers every tool, one with
-// enabled = false none.
-func codexConfigTOML(path string) (source, error) {
+// codexConfigTOML reads mcp_servers.<id> of a Codex config.toml: its
+// enabled_tools (every tool when absent) less its disabled_tools; a server
+// with enabled = false offers none.
+func codexConfigTOML(path string, known grantcheck.Known) (source, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return source{}, fmt.Errorf("read %s: %w", path, err)
@@ -150,6 +137,7 @@ func codexConfigTOML(path string) (source, error) {
 	}
 	servers, _ := doc["mcp_servers"].(map[string]any)
 	var src source
+	var asking []string
 	for _, id := range sortedKeysOf(servers) {
 		t, ok := servers[id].(map[string]any)
 		if !ok {
@@ -166,23 +154,51 @@ func codexConfigTOML(path string) (source, error) {
 			}
 			tools = &list
 		}
-		src.entries = append(src.entries, serverEntries(id, tools)...)
-		if _, ok := t["disabled_tools"]; ok {
-			src.notes = append(src.notes, fmt.Sprintf("%s: disabled_tools is not subtracted", id))
+		var disabled []string
+		if raw, ok := t["disabled_tools"]; ok {
+			if disabled, err = stringList(raw); err != nil {
+				return source{}, fmt.Errorf("%s: mcp_servers.%s.disabled_tools: %w", path, id, err)
+			}
 		}
+		if len(disabled) > 0 {
+			if tools == nil && known[id] != nil {
+				all := append([]string(nil), known[id]...)
+				tools = &all
+			}
+			if tools == nil {
+				src.problems = append(src.problems, fmt.Sprintf("%s: disabled_tools (%s) on a server whose tools are not known: what it leaves cannot be compared; list enabled_tools instead", id, strings.Join(disabled, ", ")))
+			} else {
+				kept := []string{}
+				for _, name := range *tools {
+					if !slices.Contains(disabled, name) {
+						kept = append(kept, name)
+					}
+				}
+				tools = &kept
+			}
+		}
+		// Codex's own spelling of the names is lossy ('-' → '_'); the config
+		// holds them unchanged, and the Codex naming reads those too.
+		src.entries = append(src.entries, serverEntries(grantcheck.NamingClaude, id, tools)...)
+		if mode, _ := t["default_tools_approval_mode"].(string); mode != "approve" {
+			asking = append(asking, id)
+		}
+	}
+	if len(asking) > 0 {
+		src.notes = append(src.notes, fmt.Sprintf("%s: without default_tools_approval_mode = \"approve\" Codex asks before each call not marked read-only, and codex exec refuses it", strings.Join(asking, ", ")))
 	}
 	return src, nil
 }
 
-// serverEntries are the allowlist entries of one configured server: its
-// listed tools, or the whole server when no list is given.
-func serverEntries(id string, tools *[]string) []string {
+// serverEntries are the allowlist entries of one configured server in
+// naming n: its listed tools, or the whole server when no list is given.
+func serverEntries(n grantcheck.Naming, id string, tools *[]string) []string {
 	if tools == nil {
-		return []string{"mcp__" + id}
+		return []string{grantcheck.ToolName(n, id, "*")}
 	}
 	out := make([]string, 0, len(*tools))
 	for _, t := range *tools {
-		out = append(out, "mcp__"+id+"__"+t)
+		out = append(out, grantcheck.ToolName(n, id, t))
 	}
 	return out
 }

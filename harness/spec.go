@@ -30,8 +30,10 @@ type SpecRow struct {
 	HasAllowedTools bool
 	// Argv is a full command line to read --allowed-tools/--allowedTools from.
 	Argv []string
-	// Settings is a settings.json (Claude Code: permissions.allow; Gemini
-	// CLI: mcpServers.*.includeTools), resolved against the spec's directory.
+	// Settings is the harness's JSON settings (Claude Code settings.json:
+	// permissions.allow; Gemini CLI settings.json: mcpServers.*.includeTools,
+	// tools.allowed; OpenCode opencode.json: tools, permission), resolved
+	// against the spec's directory.
 	Settings string
 	// ConfigTOML is a Codex config.toml (mcp_servers.*.enabled_tools).
 	ConfigTOML string
@@ -197,8 +199,8 @@ func sourceMismatch(provider Harness, source string) string {
 			return fmt.Sprintf("argv: --allowed-tools is Claude Code's flag; for %s give allowed_tools%s", provider, configHint(provider))
 		}
 	case "settings":
-		if provider != Claude && provider != Gemini {
-			return fmt.Sprintf("settings: is read for claude (permissions.allow) and gemini (mcpServers.*.includeTools), not %s", provider)
+		if provider != Claude && provider != Gemini && provider != OpenCode {
+			return fmt.Sprintf("settings: is read for claude (permissions.allow), gemini (includeTools, tools.allowed) and opencode (opencode.json tools, permission), not %s", provider)
 		}
 	case "config_toml":
 		if provider != Codex {
@@ -212,7 +214,7 @@ func configHint(p Harness) string {
 	switch p {
 	case Codex:
 		return " or config_toml"
-	case Gemini:
+	case Gemini, OpenCode:
 		return " or settings"
 	}
 	return ""

@@ -45,7 +45,26 @@ type Config struct {
 	// HTTPClient is shared by every HTTP session to this server.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+	// ParamHeaders returns the Mcp-Param-* headers a 2026-07-28 tools/call
+	// of tool with params needs (from the tool's x-mcp-header schema
+	// annotations); nil when none are known.
+	ParamHeaders func(tool string, params []byte) map[string]string
+
+	// stateless is set on the copy of a config used for a server that
+	// speaks 2026-07-28 (see Stateless).
+	stateless bool
 }
+
+// Stateless returns a copy of c for talking to the server in 2026-07-28
+// terms (no sessions, standard headers on every request).
+func (c *Config) Stateless() *Config {
+	cp := *c
+	cp.stateless = true
+	return &cp
+}
+
+// IsStateless reports whether c is a stateless copy.
+func (c *Config) IsStateless() bool { return c.stateless }
 
 func (c *Config) timeout(tool string) time.Duration {
 	if d, ok := c.TimeoutFor[tool]; ok && d > 0 {

@@ -21,19 +21,24 @@ type ClientInfo struct {
 
 // ProtocolVersion is the MCP version the proxy asks for on its own
 // sessions (a server's protocol_version pin overrides it).
-const ProtocolVersion = "2025-06-18"
+const ProtocolVersion = "2025-11-25"
 
 // ListTools opens a short-lived session of the proxy's own, pages through
-// tools/list and returns every tool as the server wrote it.
+// tools/list and returns every tool as the server wrote it. A stateless
+// cfg (a 2026-07-28 server) needs no initialize: each request carries its
+// _meta.
 func ListTools(ctx context.Context, cfg *Config, info ClientInfo) ([]json.RawMessage, error) {
 	s, err := NewSession(ctx, cfg, discardUpstream{}, Hooks{})
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	if err := s.Initialize(ctx, info); err != nil {
-		return nil, err
+	if !cfg.IsStateless() {
+		if err := s.Initialize(ctx, info); err != nil {
+			return nil, err
+		}
 	}
+	s.info = info
 	return s.ListTools(ctx)
 }
 
@@ -59,6 +64,9 @@ func (s *Session) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 		params := json.RawMessage(`{}`)
 		if cursor != nil {
 			params, _ = json.Marshal(map[string]json.RawMessage{"cursor": cursor})
+		}
+		if s.cfg.IsStateless() {
+			params = ModernMeta(params, s.info)
 		}
 		res, err := s.Request(ctx, "tools/list", params)
 		if err != nil {

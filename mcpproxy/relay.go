@@ -288,9 +288,19 @@ func (s *Session) serverNotification(m *jsonrpc.Message, in Incoming) {
 			s.up.Send(m.Encode(), nil, true)
 		}()
 	default:
+		via := in.Via
+		if sub := jsonrpc.Field(jsonrpc.Field(m.Params, "_meta"), subscriptionIDKey); sub != nil && via == nil {
+			// On stdio, a subscription's notifications name it by the id of
+			// the subscriptions/listen request (ours).
+			via = sub
+		}
 		s.mu.Lock()
-		route := s.routeLocked(in.Via, nil)
+		route := s.routeLocked(via, nil)
 		s.mu.Unlock()
 		s.up.Send(m.Encode(), route, true)
 	}
 }
+
+// subscriptionIDKey tags the notifications of a subscriptions/listen
+// stream with the id of the request that opened it.
+const subscriptionIDKey = "io.modelcontextprotocol/subscriptionId"

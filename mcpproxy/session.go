@@ -34,7 +34,9 @@ type Hooks struct {
 	// object. Nil forwards every call as the client sent it.
 	CallTool func(ctx context.Context, call ToolCall) (result, rpcErr json.RawMessage)
 	// ToolsChanged runs when the server's tools may have changed (it said
-	// so, or it came back after a restart), before the client is told.
+	// so, or it came back after a restart), before the client is told. s
+	// is the session the server spoke on, nil when a bridge relays the
+	// change (the hook lists on a session of its own then).
 	ToolsChanged func(ctx context.Context, s *Session)
 }
 
@@ -73,6 +75,8 @@ type Session struct {
 	serverIDs  map[string]string
 	initParams json.RawMessage
 	version    string
+	// info is the proxy's identity on its own stateless requests.
+	info       ClientInfo
 	clientCaps json.RawMessage
 	// requests are the client's requests in flight, each with its context.
 	requests mcpserve.Requests
@@ -357,6 +361,14 @@ func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID js
 
 	wireID := json.RawMessage(jsonrpc.IntID(id))
 	out := (&jsonrpc.Message{ID: wireID, Method: m.Method, Params: m.Params}).Encode()
+	closing := false
+	if c, ok := conn.(interface{ CancelsByClosing() bool }); ok && c.CancelsByClosing() {
+		// The request's POST is its lifetime: ending it cancels the request.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		closing = true
+	}
 	if err := conn.Send(ctx, out, wireID); err != nil {
 		s.drop(id)
 		return reply{err: fmt.Errorf("server %q: %w", s.cfg.ID, err)}
@@ -368,11 +380,15 @@ func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID js
 		return r
 	case <-timer.C:
 		s.drop(id)
-		s.cancelDownstream(conn, wireID, "timed out")
+		if !closing {
+			s.cancelDownstream(conn, wireID, "timed out")
+		}
 		return reply{err: fmt.Errorf("server %q did not answer %s within %s (its timeout); the request was cancelled", s.cfg.ID, m.Method, timeout)}
 	case <-ctx.Done():
 		s.drop(id)
-		s.cancelDownstream(conn, wireID, "cancelled")
+		if !closing {
+			s.cancelDownstream(conn, wireID, "cancelled")
+		}
 		return reply{err: fmt.Errorf("%s to server %q: %w", m.Method, s.cfg.ID, ctx.Err())}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -25,9 +26,12 @@ const stderrTail = 2048
 // stdioConn is one server process speaking newline-delimited JSON-RPC on
 // stdin/stdout, in its own process group.
 type stdioConn struct {
-	cfg  *Config
-	cmd  *exec.Cmd
-	in   io.WriteCloser
+	cfg *Config
+	cmd *exec.Cmd
+	// in is the write end of the server's stdin pipe, with write
+	// deadlines: a server that stops reading cannot hold a writer (or
+	// Close) past the bound.
+	in   *os.File
 	wmu  sync.Mutex
 	recv chan Incoming
 	done chan struct{}
@@ -47,10 +51,12 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 	}
 	cmd.Dir = cfg.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	in, err := cmd.StdinPipe()
+	stdin, in, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdin = stdin
+	defer stdin.Close() // the child holds its own copy once started
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -60,6 +66,7 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		in.Close()
 		return nil, fmt.Errorf("start server %q (%s): %w", cfg.ID, cfg.Command[0], err)
 	}
 	c := &stdioConn{cfg: cfg, cmd: cmd, in: in, recv: make(chan Incoming, 64), done: make(chan struct{}), exited: make(chan struct{})}
@@ -173,11 +180,23 @@ func (c *stdioConn) Send(_ context.Context, msg []byte, _ json.RawMessage) error
 	defer c.wmu.Unlock()
 	buf := make([]byte, 0, len(msg)+1)
 	buf = append(append(buf, msg...), '\n')
+	_ = c.in.SetWriteDeadline(time.Now().Add(c.writeTimeout()))
 	if _, err := c.in.Write(buf); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The server stopped reading: it cannot be talked to any more.
+			c.kill()
+			return fmt.Errorf("server %q stopped reading its input (a write did not finish within %s); it was stopped", c.cfg.ID, c.writeTimeout())
+		}
 		return fmt.Errorf("write to server %q: %w", c.cfg.ID, err)
 	}
 	return nil
 }
+
+// writeTimeout bounds one write to the server's stdin.
+func (c *stdioConn) writeTimeout() time.Duration { return min(c.cfg.timeout(""), stdioWriteMax) }
+
+// stdioWriteMax is the longest one write to a stdio server may take.
+const stdioWriteMax = 10 * time.Second
 
 func (c *stdioConn) Recv() <-chan Incoming     { return c.recv }
 func (c *stdioConn) Done() <-chan struct{}     { return c.done }
@@ -193,9 +212,8 @@ func (c *stdioConn) Close() error {
 			for range c.recv {
 			}
 		}()
-		c.wmu.Lock()
+		// Not under wmu: closing unblocks a write stuck on a full pipe.
 		_ = c.in.Close()
-		c.wmu.Unlock()
 		select {
 		case <-c.exited:
 		case <-time.After(stdioKillGrace):

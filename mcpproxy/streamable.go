@@ -23,7 +23,11 @@ const answerLinger = 50 * time.Millisecond
 // server sends about it meanwhile) comes back as JSON or as an SSE stream;
 // server-initiated messages come on an optional GET stream.
 type streamConn struct {
-	cfg       *Config
+	cfg *Config
+	// stateless: the server speaks 2026-07-28 — no session id, standard
+	// request headers on every POST, no GET stream, and a request is
+	// cancelled by closing its POST (its context ends the HTTP request).
+	stateless bool
 	sessionID atomic.Value // string
 	version   atomic.Value // string
 	recv      chan Incoming
@@ -39,7 +43,7 @@ type streamConn struct {
 
 func dialStreamable(cfg *Config) *streamConn {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &streamConn{cfg: cfg, recv: make(chan Incoming, 64), done: make(chan struct{}), ctx: ctx, cancel: cancel}
+	c := &streamConn{cfg: cfg, stateless: cfg.stateless, recv: make(chan Incoming, 64), done: make(chan struct{}), ctx: ctx, cancel: cancel}
 	c.sessionID.Store("")
 	c.version.Store("")
 	return c
@@ -56,6 +60,9 @@ func (c *streamConn) headers(h http.Header) {
 	for k, v := range c.cfg.Headers {
 		h.Set(k, v)
 	}
+	if c.stateless {
+		return
+	}
 	if id := c.sessionID.Load().(string); id != "" {
 		h.Set("Mcp-Session-Id", id)
 	}
@@ -67,20 +74,27 @@ func (c *streamConn) headers(h http.Header) {
 func (c *streamConn) SetProtocolVersion(v string) { c.version.Store(v) }
 
 // Send POSTs msg. A request's answer is read in its own goroutine, so a
-// long tool call does not hold up the messages after it.
-func (c *streamConn) Send(_ context.Context, msg []byte, id json.RawMessage) error {
+// long tool call does not hold up the messages after it. On a stateless
+// server the POST lives as long as ctx: ending it cancels the request.
+func (c *streamConn) Send(ctx context.Context, msg []byte, id json.RawMessage) error {
 	select {
 	case <-c.done:
 		return c.err
 	default:
 	}
 	if !jsonrpc.HasID(id) {
-		resp, err := c.post(msg)
+		// A notification's POST is bounded by ctx too: a server that never
+		// answers it cannot hold the caller (cancellation has a deadline).
+		nctx, cancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(c.ctx, cancel)
+		defer stop()
+		defer cancel()
+		resp, err := c.post(nctx, msg)
 		if err != nil {
 			return err
 		}
 		c.readBody(resp, nil)
-		if bytes.Contains(msg, []byte(`"notifications/initialized"`)) {
+		if !c.stateless && bytes.Contains(msg, []byte(`"notifications/initialized"`)) {
 			c.getOnce.Do(func() {
 				c.writers.Add(1)
 				go c.getLoop()
@@ -88,27 +102,55 @@ func (c *streamConn) Send(_ context.Context, msg []byte, id json.RawMessage) err
 		}
 		return nil
 	}
+	pctx := c.ctx
+	if c.stateless {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithCancel(ctx)
+		stop := context.AfterFunc(c.ctx, cancel)
+		c.writers.Add(1)
+		go func() {
+			defer c.writers.Done()
+			defer stop()
+			defer cancel()
+			c.request(pctx, msg, id)
+		}()
+		return nil
+	}
 	c.writers.Add(1)
 	go func() {
 		defer c.writers.Done()
-		resp, err := c.post(msg)
-		if err != nil {
-			c.deliver(Incoming{Msg: jsonrpc.ErrorResponse(id, jsonrpc.CodeUnavailable, err.Error()), Via: id})
-			return
-		}
-		c.readBody(resp, id)
+		c.request(pctx, msg, id)
 	}()
 	return nil
 }
 
-func (c *streamConn) post(msg []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(msg))
+// request POSTs one request and delivers what comes back.
+func (c *streamConn) request(ctx context.Context, msg []byte, id json.RawMessage) {
+	resp, err := c.post(ctx, msg)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.deliver(Incoming{Msg: jsonrpc.ErrorResponse(id, jsonrpc.CodeUnavailable, err.Error()), Via: id})
+		}
+		return
+	}
+	c.readBody(resp, id)
+}
+
+// CancelsByClosing reports whether a request is cancelled by ending its
+// POST (2026-07-28) rather than by a notifications/cancelled message.
+func (c *streamConn) CancelsByClosing() bool { return c.stateless }
+
+func (c *streamConn) post(ctx context.Context, msg []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(msg))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	c.headers(req.Header)
+	if c.stateless {
+		setStandardHeaders(req.Header, msg, c.cfg)
+	}
 	resp, err := httpClient(c.cfg).Do(req)
 	if err != nil {
 		if c.ctx.Err() != nil {
@@ -116,7 +158,7 @@ func (c *streamConn) post(msg []byte) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("server %q: %w", c.cfg.ID, err)
 	}
-	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && c.sessionID.Load().(string) == "" {
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && !c.stateless && c.sessionID.Load().(string) == "" {
 		c.sessionID.Store(sid)
 	}
 	switch {
@@ -125,12 +167,22 @@ func (c *streamConn) post(msg []byte) (*http.Response, error) {
 		err := fmt.Errorf("server %q ended the session (HTTP 404)", c.cfg.ID)
 		c.fail(err)
 		return nil, err
+	case resp.StatusCode >= 300 && c.stateless && isJSON(resp):
+		// 2026-07-28 answers header mismatches, unknown methods and
+		// unsupported versions with a 4xx carrying a JSON-RPC error: that
+		// error is the answer.
+		return resp, nil
 	case resp.StatusCode >= 300:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
 		return nil, fmt.Errorf("server %q answered HTTP %s: %s", c.cfg.ID, resp.Status, bytes.TrimSpace(body))
 	}
 	return resp, nil
+}
+
+func isJSON(resp *http.Response) bool {
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return ct == "application/json"
 }
 
 func drain(resp *http.Response) {

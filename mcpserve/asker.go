@@ -102,7 +102,3 @@ func ParseElicitAnswer(res json.RawMessage) (callpipe.Answer, error) {
 	}
 	return callpipe.Declined, fmt.Errorf("elicitation result: unknown action %q", r.Action)
 }
-
-// IsStateless reports whether version is a stateless protocol revision
-// (2026-07-28 or later), in which a server sends no requests mid-call.
-func IsStateless(version string) bool { return version >= "2026-07-28" }

@@ -39,9 +39,9 @@ func (q *Requests) Start(ctx, session context.Context, id json.RawMessage) (rctx
 }
 
 // Cancel ends the request the params of a notifications/cancelled name
-// (by the client's requestId); unknown ids are ignored, as the protocol
-// asks.
-func (q *Requests) Cancel(params json.RawMessage) {
+// (by the client's requestId) and reports whether it knew it; unknown ids
+// are ignored, as the protocol asks.
+func (q *Requests) Cancel(params json.RawMessage) bool {
 	key := jsonrpc.IDKey(jsonrpc.Field(params, "requestId"))
 	q.mu.Lock()
 	cancel := q.cancels[key]
@@ -49,4 +49,5 @@ func (q *Requests) Cancel(params json.RawMessage) {
 	if cancel != nil {
 		cancel()
 	}
+	return cancel != nil
 }

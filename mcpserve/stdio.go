@@ -30,16 +30,26 @@ func (u *stdioUpstream) Send(msg []byte, _ json.RawMessage, _ bool) {
 	_, u.err = u.out.Write(buf)
 }
 
-// ServeStdio relays one client session spoken as newline-delimited
-// JSON-RPC on in/out (what a harness launches) until in ends or ctx is
-// cancelled; then the downstream session is closed.
-func ServeStdio(ctx context.Context, newSession Factory, in io.Reader, out io.Writer) error {
+// ServeStdio serves one client spoken as newline-delimited JSON-RPC on
+// in/out (what a harness launches) until in ends or ctx is cancelled, in
+// both protocol eras, per message: a request whose _meta declares
+// 2026-07-28 is served statelessly by opts.Modern (notifications/cancelled
+// ends it); anything else belongs to the one legacy session, opened on the
+// first such message (so a modern client starts no session, and no
+// downstream session behind it).
+func ServeStdio(ctx context.Context, opts Options, in io.Reader, out io.Writer) error {
 	up := &stdioUpstream{out: out}
-	sess, err := newSession(ctx, up)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
+	var sess Session
+	defer func() {
+		if sess != nil {
+			sess.Close()
+		}
+	}()
+	var modern Requests
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
@@ -49,7 +59,7 @@ func ServeStdio(ctx context.Context, newSession Factory, in io.Reader, out io.Wr
 			if len(line) > 0 {
 				select {
 				case lines <- line:
-				case <-ctx.Done():
+				case <-sctx.Done():
 					return
 				}
 			}
@@ -61,7 +71,7 @@ func ServeStdio(ctx context.Context, newSession Factory, in io.Reader, out io.Wr
 	}()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-sctx.Done():
 			return nil
 		case err := <-readErr:
 			if errors.Is(err, io.EOF) {
@@ -74,12 +84,68 @@ func ServeStdio(ctx context.Context, newSession Factory, in io.Reader, out io.Wr
 				up.Send(jsonrpc.ErrorResponse(nil, jsonrpc.CodeParseError, err.Error()), nil, false)
 				continue
 			}
-			sess.HandleClient(ctx, m)
+			if req, v := requestMeta(m); IsStateless(v) || (opts.Legacy == nil && m.Kind() != jsonrpc.KindResponse) {
+				serveStdioModern(sctx, opts.Modern, &modern, &wg, m, req, v, up)
+				continue
+			}
+			if m.Kind() == jsonrpc.KindNotification && m.Method == "notifications/cancelled" && modern.Cancel(m.Params) {
+				continue
+			}
+			if sess == nil {
+				if opts.Legacy == nil {
+					continue
+				}
+				if sess, err = opts.Legacy(sctx, up); err != nil {
+					return err
+				}
+			}
+			sess.HandleClient(sctx, m)
 			if mustBeRequest(m) {
 				up.Send(jsonrpc.ErrorResponse(nil, jsonrpc.CodeInvalidRequest, notARequest(m)), nil, false)
 			}
 		}
 	}
+}
+
+// serveStdioModern serves one stateless message read on stdio.
+func serveStdioModern(ctx context.Context, h Handler, reqs *Requests, wg *sync.WaitGroup, m *jsonrpc.Message, req Request, version string, up Peer) {
+	id := m.ID
+	if !jsonrpc.HasID(id) {
+		id = nil
+	}
+	switch {
+	case h == nil || (version != Modern && version != ""):
+		if m.Kind() == jsonrpc.KindRequest {
+			up.Send(unsupportedVersion(id, version), nil, false)
+		}
+		return
+	case m.Kind() != jsonrpc.KindRequest:
+		if m.Method == "notifications/cancelled" {
+			reqs.Cancel(m.Params)
+			return
+		}
+		h.Notify(ctx, m, req)
+		if mustBeRequest(m) {
+			up.Send(jsonrpc.ErrorResponse(nil, jsonrpc.CodeInvalidRequest, notARequest(m)), nil, false)
+		}
+		return
+	case version == "":
+		up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing _meta field "+MetaProtocolVersion), nil, false)
+		return
+	case !isObject(req.Capabilities):
+		up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing or invalid _meta field "+MetaClientCapabilities), nil, false)
+		return
+	case RemovedInModern(m.Method):
+		up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method+" was removed in protocol version "+Modern), nil, false)
+		return
+	}
+	rctx, done := reqs.Start(ctx, ctx, m.ID)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer done()
+		h.Serve(rctx, m, req, up)
+	}()
 }
 
 func readLine(br *bufio.Reader, max int) ([]byte, error) {

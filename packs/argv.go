@@ -200,14 +200,16 @@ func scalarString(param string, v any) (string, error) {
 	case bool:
 		return strconv.FormatBool(x), nil
 	case json.Number:
+		// The literal text of the call, kept exactly: never through a
+		// float, which would round 9007199254740993 to ...992.
 		if integerRE.MatchString(x.String()) {
 			return x.String(), nil
 		}
-		f, err := x.Float64()
+		s, err := canonicalDecimal(x.String())
 		if err != nil {
-			return "", &ArgError{Param: param, Msg: fmt.Sprintf("%q is not a number", x.String())}
+			return "", &ArgError{Param: param, Msg: fmt.Sprintf("%.40q %s", x.String(), err)}
 		}
-		return formatFloat(param, f)
+		return s, nil
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,18 +173,38 @@ func BenchmarkRun(b *testing.B) {
 		{"true", packOf(tr), tr, nil},
 		{"jq query", jq, jq.Commands[0], map[string]any{"filter": ".name", "file": "testdata/sample.json"}},
 	}
-	for _, bc := range cases {
-		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				inv, err := r.Prepare(bc.pack, bc.cmd, bc.args)
-				if err != nil {
-					b.Fatal(err)
+	// supervised runs each command under the supervisor and the
+	// max_memory shim, as the gateway does; direct is the process group
+	// alone: the difference is the price of bounding the whole tree.
+	for _, mode := range []string{"direct", "supervised"} {
+		r.Supervisor = ""
+		if mode == "supervised" {
+			r.Supervisor = supervisorDefault
+		}
+		for _, bc := range cases {
+			b.Run(mode+"/"+bc.name, func(b *testing.B) {
+				b.ReportAllocs()
+				before := childCPU()
+				defer func() { b.ReportMetric(float64(childCPU()-before)/float64(b.N), "child-cpu-ns/op") }()
+				for b.Loop() {
+					inv, err := r.Prepare(bc.pack, bc.cmd, bc.args)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res, err := r.Run(context.Background(), inv); err != nil || res.Err != "" {
+						b.Fatal(err, res.Err)
+					}
 				}
-				if res, err := r.Run(context.Background(), inv); err != nil || res.Err != "" {
-					b.Fatal(err, res.Err)
-				}
-			}
-		})
+			})
+		}
 	}
+}
+
+// childCPU is the user+system CPU time of every reaped child so far: the
+// commands, and under a supervisor the supervisor and shim too (steadier
+// than wall time on a shared machine).
+func childCPU() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

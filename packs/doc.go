@@ -1,7 +1,11 @@
 // Package packs turns command-pack declarations into running processes,
 // safely: it checks a pack's `requires` against the binaries on PATH,
 // substitutes call arguments into a frozen argv template value by value
-// (never through a shell), and runs the result in its own process group with
-// a clean environment, a timeout and a bounded output, redacting credential
-// values from everything it returns.
+// (never through a shell), opens path_within arguments itself beneath their
+// roots and hands the command the open descriptors (/dev/fd/N), confines
+// interpreters whose program text the agent writes (jq), and runs the
+// result with a clean environment, a timeout, a bounded output and a
+// bounded memory, under a supervisor (package supervisor) that stops the
+// whole process tree with the call, redacting credential values — and
+// their common encodings — from everything it returns.
 package packs

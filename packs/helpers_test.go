@@ -29,10 +29,29 @@ func testGetenv(t *testing.T) func(string) string {
 	return func(k string) string { return env[k] }
 }
 
+// TestMain lets this test binary act as the supervisor and the
+// memory-limit shim when a runner re-executes it, as toolgate's main does.
+func TestMain(m *testing.M) {
+	MaybeSupervise()
+	os.Exit(m.Run())
+}
+
+// newTestRunner is a runner as the gateway builds one: commands run under
+// the supervisor (this test binary, re-executed), where there is one.
 func newTestRunner(t *testing.T, creds map[string]string) *Runner {
 	t.Helper()
 	r := NewRunner(creds, testGetenv(t))
 	r.KillGrace = 200 * time.Millisecond
+	r.Supervisor = supervisorDefault
+	return r
+}
+
+// directRunner runs commands without a supervisor (bounded by their
+// process group only).
+func directRunner(t *testing.T, creds map[string]string) *Runner {
+	t.Helper()
+	r := newTestRunner(t, creds)
+	r.Supervisor = ""
 	return r
 }
 
@@ -127,4 +146,14 @@ func readPID(t *testing.T, path string) int {
 		return err == nil
 	})
 	return pid
+}
+
+// requireProgram fails the test when a real program it drives is missing.
+func requireProgram(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := lookPathIn(n, os.Getenv("PATH"), ""); err != nil {
+			t.Fatalf("%s is needed: %v", n, err)
+		}
+	}
 }

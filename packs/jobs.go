@@ -238,12 +238,6 @@ func (m *Jobs) run(j *job, inv *Invocation, p *started) {
 	outDone, errDone := make(chan struct{}), make(chan struct{})
 	go pump(p.stdout, j.sink, outDone)
 	go pump(p.stderr, io.MultiWriter(j.stderr, tail), errDone)
-	leaderDone := make(chan struct{})
-	go func() {
-		_ = p.cmd.Wait()
-		close(leaderDone)
-	}()
-
 	r := m.runner
 	res := &Result{Argv: make([]string, len(inv.Argv))}
 	for i, a := range inv.Argv {
@@ -254,7 +248,7 @@ func (m *Jobs) run(j *job, inv *Invocation, p *started) {
 	var cancelled error
 	state := JobSucceeded
 	select {
-	case <-leaderDone:
+	case <-p.leaderDone:
 	case <-timer.C:
 		res.TimedOut = true
 	case <-j.sink.stop:
@@ -264,14 +258,15 @@ func (m *Jobs) run(j *job, inv *Invocation, p *started) {
 		cancelled, state = errors.New("the gateway stopped"), JobStopped
 	}
 	grace := r.killGrace()
-	stopGroup(p.cmd.Process.Pid, p.cmd.Process, leaderDone, grace)
+	p.stop(grace)
 	awaitReaders(grace, []*os.File{p.stdout, p.stderr}, outDone, errDone)
 	res.Duration = time.Since(p.started)
-	res.ExitCode = p.cmd.ProcessState.ExitCode()
+	ex := p.exit()
+	res.fill(ex, inv)
 	res.Truncated, res.CutBytes = j.sink.cut > 0, j.sink.cut
 	res.OutputBytes = j.sink.kept + j.sink.cut
 	res.StderrTail = r.redactCut(string(tail.Bytes()), tail.total > int64(len(tail.Bytes())), false)
-	res.Err = r.Redact(joinReasons(failureReasons(res, p.cmd.ProcessState, j.sink, cancelled, j.info.Timeout, j.info.MaxOutput)...))
+	res.Err = r.Redact(joinReasons(failureReasons(res, ex, j.sink, cancelled, j.info.Timeout, j.info.MaxOutput)...))
 	if state == JobSucceeded && !res.OK() {
 		state = JobFailed
 	}
@@ -371,15 +366,10 @@ func (m *Jobs) Logs(owner, id string, stream Stream, offset int64, limit int) (L
 	}, nil
 }
 
-// secrets are the credential values redaction replaces.
+// secrets are the credential forms (as printed) that log pages are kept
+// from cutting through.
 func (m *Jobs) secrets() []string {
-	var out []string
-	for _, v := range m.runner.Credentials {
-		if len(v) >= minRedactLen {
-			out = append(out, v)
-		}
-	}
-	return out
+	return m.runner.redactor().exact
 }
 
 // Cancel stops owner's job id: its process group gets SIGTERM, then

@@ -1,7 +1,6 @@
 package packs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
 // groupPollInterval is how often a stopping process group is checked for
@@ -78,24 +79,12 @@ func runningMembers(pgid int) (running, known bool) {
 		return false, false
 	}
 	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		n, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		// After "pid (comm) " come: state ppid pgrp ...; comm may hold
-		// spaces and parentheses, so parse from the last ')'.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
+		state, _, g, ok := supervisor.ProcStat(n)
+		if ok && state != 'Z' && state != 'X' && g == pgid {
 			return true, true
 		}
 	}

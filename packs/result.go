@@ -29,6 +29,10 @@ type Result struct {
 	Structured any
 	// ParseNote says why output asked to be JSON is returned as text.
 	ParseNote string
+	// StructuredContent is the MCP structuredContent of a parse: json
+	// command that exited 0: always a JSON object (see StructuredObject);
+	// nil for text commands and failed runs.
+	StructuredContent map[string]any
 	// Truncated is true when stdout passed the cap and the process group
 	// was stopped; CutBytes counts what was read past the cap before it
 	// died (at least that much more was printed).
@@ -42,13 +46,56 @@ type Result struct {
 	Duration time.Duration
 	// TimedOut is true when the timeout stopped the process group.
 	TimedOut bool
+	// MaxMemory is the address-space bound the command ran under (bytes;
+	// 0: none). PeakRSS is the command's peak resident set as the kernel
+	// reported it (0: unknown).
+	MaxMemory, PeakRSS int64
+	// Killed counts processes the command started that were still running
+	// when it ended (or was stopped) and were killed with it; Detached
+	// counts those of them that had left its process group (setsid).
+	Killed, Detached int
+	// Bound lists the path_within arguments the command received as open
+	// descriptors, for the audit.
+	Bound []BoundPath
 	// Err summarises why the run did not succeed; "" on success.
 	Err string
+}
+
+// fill copies how the run ended into the result.
+func (r *Result) fill(ex exitInfo, inv *Invocation) {
+	r.ExitCode = ex.code
+	r.PeakRSS = ex.maxRSS
+	r.MaxMemory = inv.MaxMemory
+	r.Killed, r.Detached = ex.killed, ex.outside
+	r.Bound = inv.Bound
 }
 
 // OK reports whether the command ran to completion with exit status 0 and
 // nothing was cut or left undone.
 func (r *Result) OK() bool { return r.Err == "" }
+
+// OutputSchema is the outputSchema a parse: json command declares: MCP
+// requires structuredContent to be a JSON object, and StructuredObject
+// makes every result one, so an object schema matches them all.
+const OutputSchema = `{"type":"object","description":"The command's JSON output. A JSON object is returned as printed; any other JSON value (array, string, number, boolean, null) as {\"result\": value}; output that could not be parsed as JSON as {\"result\": null, \"unparsed\": \"why\"}, with the output itself in the text content."}`
+
+// StructuredObject is the structuredContent for a decoded JSON value:
+// MCP requires a JSON object (clients such as Gemini CLI, OpenCode and the
+// TypeScript SDK reject anything else), so an object is returned as is and
+// any other value, null included, as {"result": value}.
+func StructuredObject(v any) map[string]any {
+	if m, ok := v.(map[string]any); ok {
+		return m
+	}
+	return map[string]any{"result": v}
+}
+
+// unparsedObject is the structuredContent of parse: json output that was
+// returned as text, so a tool declaring OutputSchema still answers with an
+// object; note says why.
+func unparsedObject(note string) map[string]any {
+	return map[string]any{"result": nil, "unparsed": note}
+}
 
 // parseJSON decodes exactly one JSON value from data.
 func parseJSON(data []byte) (any, error) {
@@ -67,22 +114,23 @@ func parseJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// redactValue applies redact to every string (and key) in a decoded JSON
-// value: escapes in the JSON text could hide a credential from a textual
-// replace.
-func redactValue(v any, redact func(string) string) any {
+// redactValue redacts every string (and key) in a decoded JSON value, and
+// credentials written as lists of code points: escapes in the JSON text
+// could hide a credential from a textual match.
+func redactValue(v any, rd *redactor) any {
 	switch x := v.(type) {
 	case string:
-		return redact(x)
+		return rd.redact(x)
 	case []any:
+		x = rd.redactNumbers(x)
 		for i := range x {
-			x[i] = redactValue(x[i], redact)
+			x[i] = redactValue(x[i], rd)
 		}
 		return x
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			out[redact(k)] = redactValue(val, redact)
+			out[rd.redact(k)] = redactValue(val, rd)
 		}
 		return out
 	}

@@ -7,8 +7,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
 // Run executes inv directly (no shell) in its own process group and waits
@@ -33,7 +38,7 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	stdout := &bytes.Buffer{}
 	var dst io.Writer = stdout
 	if inv.WriteTo != "" {
-		if out, err = openOutputFile(inv.WriteTo); err != nil {
+		if out, err = openOutputFile(inv.WriteTo, inv.WriteRoot); err != nil {
 			return nil, fmt.Errorf("command %s: %w", name, err)
 		}
 		dst = out.tmp
@@ -59,11 +64,6 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	outDone, errDone := make(chan struct{}), make(chan struct{})
 	go pump(p.stdout, sink, outDone)
 	go pump(p.stderr, tail, errDone)
-	leaderDone := make(chan struct{})
-	go func() {
-		_ = p.cmd.Wait()
-		close(leaderDone)
-	}()
 
 	res := &Result{Argv: make([]string, len(inv.Argv))}
 	for i, a := range inv.Argv {
@@ -73,7 +73,7 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	defer timer.Stop()
 	var cancelled error
 	select {
-	case <-leaderDone:
+	case <-p.leaderDone:
 	case <-timer.C:
 		res.TimedOut = true
 	case <-ctx.Done():
@@ -81,15 +81,16 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	case <-sink.stop:
 	}
 	grace := r.killGrace()
-	stopGroup(p.cmd.Process.Pid, p.cmd.Process, leaderDone, grace)
+	p.stop(grace)
 	awaitReaders(grace, []*os.File{p.stdout, p.stderr}, outDone, errDone)
 	res.Duration = time.Since(p.started)
 
-	res.ExitCode = p.cmd.ProcessState.ExitCode()
+	ex := p.exit()
+	res.fill(ex, inv)
 	res.Truncated, res.CutBytes = sink.cut > 0, sink.cut
 	res.OutputBytes = sink.kept + sink.cut
 	res.StderrTail = r.redactCut(string(tail.Bytes()), tail.total > int64(len(tail.Bytes())), false)
-	reasons := failureReasons(res, p.cmd.ProcessState, sink, cancelled, timeout, limit)
+	reasons := failureReasons(res, ex, sink, cancelled, timeout, limit)
 	if out != nil {
 		if len(reasons) == 0 {
 			if err := out.commit(); err != nil {
@@ -103,7 +104,7 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 		}
 	} else {
 		res.Stdout = []byte(r.redactCut(stdout.String(), false, res.Truncated))
-		r.parseOutput(inv, res)
+		r.parseOutput(inv, res, stdout.Bytes())
 	}
 	res.Err = r.Redact(joinReasons(reasons...))
 	return res, nil
@@ -111,87 +112,205 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 
 // failureReasons lists why a finished run did not succeed, in the order
 // an operator should read them; none means success.
-func failureReasons(res *Result, state *os.ProcessState, sink *cappedSink, cancelled error, timeout time.Duration, limit int64) []string {
+func failureReasons(res *Result, ex exitInfo, sink *cappedSink, cancelled error, timeout time.Duration, limit int64) []string {
 	var reasons []string
 	switch {
 	case cancelled != nil:
-		reasons = append(reasons, fmt.Sprintf("cancelled (%v); the process group was stopped", cancelled))
+		reasons = append(reasons, fmt.Sprintf("cancelled (%v); the command and everything it started were stopped", cancelled))
 	case res.TimedOut:
-		reasons = append(reasons, fmt.Sprintf("timed out after %s; the process group was stopped (raise the pack's timeout or timeout_overrides if the command needs longer)", timeout))
+		reasons = append(reasons, fmt.Sprintf("timed out after %s; the command and everything it started were stopped (raise the pack's timeout or timeout_overrides if the command needs longer)", timeout))
 	}
 	if res.Truncated {
-		reasons = append(reasons, fmt.Sprintf("output passed max_output (%d bytes) and the process group was stopped; at least %d more bytes were cut (narrow the query, or raise the pack's max_output)", limit, res.CutBytes))
+		reasons = append(reasons, fmt.Sprintf("output passed max_output (%d bytes) and the command was stopped; at least %d more bytes were cut (narrow the query, or raise the pack's max_output)", limit, res.CutBytes))
 	}
 	if sink.writeErr != nil {
 		reasons = append(reasons, fmt.Sprintf("writing the output failed: %v", sink.writeErr))
 	}
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		reasons = append(reasons, fmt.Sprintf("killed by signal %s", ws.Signal()))
+	if ex.signal != 0 {
+		reasons = append(reasons, fmt.Sprintf("killed by signal %s", ex.signal))
 	} else if res.ExitCode != 0 {
 		reasons = append(reasons, fmt.Sprintf("exit status %d", res.ExitCode))
+	}
+	if (ex.signal != 0 || res.ExitCode != 0) && res.MaxMemory > 0 && mentionsMemory(res.StderrTail) {
+		reasons = append(reasons, fmt.Sprintf("the command ran out of memory under max_memory (%d bytes of address space per process); narrow the input, or raise the pack's max_memory or max_memory_overrides", res.MaxMemory))
+	}
+	if ex.supervisorErr != "" {
+		reasons = append(reasons, ex.supervisorErr)
 	}
 	return reasons
 }
 
-// parseOutput fills Structured (or ParseNote) for parse: json commands that
-// succeeded.
-func (r *Runner) parseOutput(inv *Invocation, res *Result) {
-	if inv.Parse != "json" || res.ExitCode != 0 {
+// mentionsMemory reports whether a failing command's stderr says it could
+// not allocate memory, in the words jq, glibc, Rust, Go and Node use.
+func mentionsMemory(stderr string) bool {
+	s := strings.ToLower(stderr)
+	for _, w := range []string{"cannot allocate", "out of memory", "memory allocation", "malloc", "enomem", "heap limit", "failed to reserve"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseOutput fills Structured and StructuredContent (or ParseNote and an
+// unparsed StructuredContent) for parse: json commands that succeeded or
+// were cut, from raw (the output before redaction: escapes in the JSON
+// text can hide part of a credential, so values are redacted once decoded).
+func (r *Runner) parseOutput(inv *Invocation, res *Result, raw []byte) {
+	if inv.Parse != "json" {
+		return
+	}
+	// A cut run was stopped (exit -1) but its text still goes back, so it
+	// gets a note and an object like any other unparsed output.
+	if res.ExitCode != 0 && !res.Truncated {
 		return
 	}
 	if res.Truncated {
 		res.ParseNote = "output was cut at max_output, so it was not parsed as JSON; returned as text"
+		res.StructuredContent = unparsedObject(res.ParseNote)
 		return
 	}
-	v, err := parseJSON(res.Stdout)
+	v, err := parseJSON(raw)
 	if err != nil {
 		res.ParseNote = r.Redact("output was not valid JSON; returned as text: " + err.Error())
+		res.StructuredContent = unparsedObject(res.ParseNote)
 		return
 	}
-	res.Structured = redactValue(v, r.Redact)
+	res.Structured = redactValue(v, r.redactor())
+	res.StructuredContent = StructuredObject(res.Structured)
 }
 
-// started is a running command with the read ends of its output pipes.
-type started struct {
-	cmd            *exec.Cmd
-	stdout, stderr *os.File
-	started        time.Time
-}
-
-// start launches inv in a new process group with stdin from /dev/null.
-// Its output goes to pipes the runner reads itself (not through exec's
-// copying goroutines), so that waiting for the leader does not also wait
-// for whatever else holds the pipes open.
+// start launches inv in a new process group with stdin from /dev/null,
+// its path_within arguments opened beneath their roots as descriptors 3
+// and up, and, when the runner has a supervisor, under it (the whole tree
+// bounded and stopped; max_memory applied before the program runs).
+// Output goes to pipes the runner reads itself (not through exec's copying
+// goroutines), so that waiting for the leader does not also wait for
+// whatever else holds the pipes open.
 func (r *Runner) start(path string, inv *Invocation) (*started, error) {
-	outR, outW, err := os.Pipe()
+	env, dir, cleanup, err := sandbox(inv)
 	if err != nil {
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
+	if dir != inv.Dir && !filepath.IsAbs(path) {
+		// A program named relative to the declared directory, run
+		// elsewhere.
+		path = filepath.Join(inv.Dir, path)
+	}
+	files, err := openBoundFiles(inv)
 	if err != nil {
-		outR.Close()
-		outW.Close()
+		cleanup()
 		return nil, err
+	}
+	defer closeAll(files)
+	var ends []*os.File
+	pipe := func() (rd, wr *os.File, err error) {
+		if rd, wr, err = os.Pipe(); err == nil {
+			ends = append(ends, rd, wr)
+		}
+		return rd, wr, err
+	}
+	fail := func(err error) (*started, error) {
+		closeAll(ends)
+		cleanup()
+		return nil, err
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		return fail(err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		return fail(err)
 	}
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        inv.Argv,
-		Env:         inv.Env,
-		Dir:         inv.Dir,
+		Env:         env,
+		Dir:         dir,
 		Stdout:      outW,
 		Stderr:      errW,
+		ExtraFiles:  files,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
-	t := time.Now()
+	p := &started{cmd: cmd, stdout: outR, stderr: errR, cleanup: cleanup}
+	if r.Supervisor != "" {
+		ctlR, ctlW, err := pipe()
+		if err != nil {
+			return fail(err)
+		}
+		repR, repW, err := pipe()
+		if err != nil {
+			return fail(err)
+		}
+		cmd.Path = r.Supervisor
+		if supervisor.RaceEnv != "" {
+			cmd.Env = append(append([]string{}, env...), supervisor.RaceEnv)
+		}
+		cmd.Args = supervisor.Args{Files: len(files), AS: inv.MaxMemory, Grace: r.killGrace(), Program: path, Argv: inv.Argv}.Encode()
+		cmd.ExtraFiles = append(append([]*os.File{}, files...), ctlR, repW)
+		p.ctl, p.report = ctlW, repR
+	}
+	p.started = time.Now()
 	err = cmd.Start()
-	outW.Close()
-	errW.Close()
+	// The child holds its ends now; the gateway keeps only its own.
+	for _, f := range []*os.File{outW, errW} {
+		f.Close()
+	}
+	if p.ctl != nil {
+		cmd.ExtraFiles[len(files)].Close()
+		cmd.ExtraFiles[len(files)+1].Close()
+	}
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		closeAll([]*os.File{outR, errR})
+		if p.ctl != nil {
+			closeAll([]*os.File{p.ctl, p.report})
+		}
+		cleanup()
 		return nil, err
 	}
-	return &started{cmd: cmd, stdout: outR, stderr: errR, started: t}, nil
+	if r.Supervisor == "" && inv.MaxMemory > 0 {
+		// Without a supervisor the limit lands a moment after the program
+		// started: best effort.
+		_ = limitDirect(cmd.Process.Pid, inv.MaxMemory)
+	}
+	p.wait()
+	return p, nil
+}
+
+// sandbox is the environment and directory inv runs with: as declared, or
+// for a confined command (program text) HOME replaced by a fresh empty,
+// read-only directory, which is also the working directory when EmptyDir.
+// cleanup removes the directory.
+func sandbox(inv *Invocation) (env []string, dir string, cleanup func(), err error) {
+	if !inv.Confined {
+		return inv.Env, inv.Dir, func() {}, nil
+	}
+	base := envValue(inv.Env, "TMPDIR")
+	if base == "" || !filepath.IsAbs(base) {
+		base = os.TempDir()
+	}
+	empty, err := os.MkdirTemp(base, "toolgate-empty-")
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("creating the empty directory a program runs in: %w", err)
+	}
+	if err := os.Chmod(empty, 0o500); err != nil {
+		os.Remove(empty)
+		return nil, "", nil, err
+	}
+	env = make([]string, 0, len(inv.Env)+1)
+	for _, kv := range inv.Env {
+		if !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+empty)
+	sort.Strings(env)
+	dir = inv.Dir
+	if inv.EmptyDir {
+		dir = empty
+	}
+	return env, dir, func() { os.Remove(empty) }, nil
 }
 
 // awaitReaders waits for the output readers to reach end of file. A

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/workspace"
@@ -26,6 +27,13 @@ const (
 	// DefaultKillGrace is how long a process group has between SIGTERM and
 	// SIGKILL.
 	DefaultKillGrace = 2 * time.Second
+	// DefaultMaxMemory bounds each process of a command whose pack
+	// declares no max_memory, as address space (RLIMIT_AS): five times the
+	// largest floor measured for the runtimes packs run (a Go CLI such as
+	// gh needs 759 MiB of address space just to start, Node 711 MiB),
+	// rounded up to a power of two (docs/limits.md). Packs that know their
+	// program declare less: json-tools (jq) 512 MiB.
+	DefaultMaxMemory int64 = 4 << 30
 	// StderrTailBytes is how much of the end of stderr a Result keeps: the
 	// end of stderr is where a failing program says why.
 	StderrTailBytes = 8 << 10
@@ -55,13 +63,22 @@ type Runner struct {
 	DefaultMaxOutput int64
 	// KillGrace is the wait between SIGTERM and SIGKILL of a process group.
 	KillGrace time.Duration
+	// DefaultMaxMemory applies when a pack declares no max_memory.
+	DefaultMaxMemory int64
+	// Supervisor is the binary started as each command's supervisor (its
+	// main must call MaybeSupervise first): it bounds the command's memory
+	// before the program runs and stops the whole process tree, setsid
+	// children included. "" runs commands directly, bounded by their
+	// process group (and max_memory applied just after start). NewRunner
+	// sets it to the running binary, except in test binaries.
+	Supervisor string
 	// BaseDir is where commands without a cwd run, and what a relative cwd
 	// is resolved against: the workspace file's directory, so commands and
 	// path_within constraints agree on what a relative path means.
 	BaseDir string
 
-	once     sync.Once
-	redactor *strings.Replacer
+	once sync.Once
+	rd   *redactor
 }
 
 // NewRunner returns a Runner with the built-in defaults and its redactor
@@ -72,42 +89,28 @@ func NewRunner(credentials map[string]string, getenv func(string) string) *Runne
 		Getenv:           getenv,
 		DefaultTimeout:   DefaultTimeout,
 		DefaultMaxOutput: DefaultMaxOutput,
+		DefaultMaxMemory: DefaultMaxMemory,
 		KillGrace:        DefaultKillGrace,
 	}
-	r.replacer()
+	if !testing.Testing() {
+		// A test binary would run its tests again instead of supervising.
+		r.Supervisor = supervisorDefault
+	}
+	r.redactor()
 	return r
 }
 
-// Redact replaces every credential value in s by [REDACTED:<name>]. The
-// audit writer uses it on anything derived from a call.
+// Redact replaces every credential value in s by [REDACTED:<name>]: as
+// written, and in the encodings a program could print it in (redactor.go).
+// The audit writer uses it on anything derived from a call.
 func (r *Runner) Redact(s string) string {
-	return r.replacer().Replace(s)
+	return r.redactor().redact(s)
 }
 
-// replacer builds, once, a single-pass replacer over all credential values,
-// longest first so a value containing another is replaced whole.
-func (r *Runner) replacer() *strings.Replacer {
-	r.once.Do(func() {
-		names := make([]string, 0, len(r.Credentials))
-		for name, v := range r.Credentials {
-			if len(v) >= minRedactLen {
-				names = append(names, name)
-			}
-		}
-		sort.Slice(names, func(i, j int) bool {
-			a, b := r.Credentials[names[i]], r.Credentials[names[j]]
-			if len(a) != len(b) {
-				return len(a) > len(b)
-			}
-			return names[i] < names[j]
-		})
-		pairs := make([]string, 0, 2*len(names))
-		for _, n := range names {
-			pairs = append(pairs, r.Credentials[n], "[REDACTED:"+n+"]")
-		}
-		r.redactor = strings.NewReplacer(pairs...)
-	})
-	return r.redactor
+// redactor builds, once, the matcher of every credential form.
+func (r *Runner) redactor() *redactor {
+	r.once.Do(func() { r.rd = newRedactor(r.Credentials) })
+	return r.rd
 }
 
 // Invocation is a fully resolved command, ready to run: everything Run
@@ -118,19 +121,35 @@ type Invocation struct {
 	// Argv is the program and its arguments, unredacted (Result.Argv is the
 	// redacted copy).
 	Argv []string
+	// ArgvNamed is Argv with each bound descriptor (/dev/fd/N) written as
+	// the path the caller named: what an approver should be shown. Equal to
+	// Argv when nothing is bound.
+	ArgvNamed []string
 	// Env is the complete environment, KEY=VALUE. It holds credential
 	// values: never log it.
 	Env []string
 	// Dir is the working directory; "" inherits the gateway's.
 	Dir string
-	// Timeout and MaxOutput bound the run (resolved; never zero from
-	// Prepare).
+	// Timeout, MaxOutput and MaxMemory bound the run (resolved; never
+	// zero from Prepare). MaxMemory is bytes of address space per process.
 	Timeout   time.Duration
 	MaxOutput int64
+	MaxMemory int64
 	// Parse is "json" when stdout should be returned as structured data.
 	Parse string
 	// WriteTo is the file stdout atomically replaces on success; "" for none.
 	WriteTo string
+	// WriteRoot is the resolved root WriteTo is bound beneath (its
+	// template names a path_within parameter); "" for none.
+	WriteRoot string
+	// Bound are the path_within arguments: Run opens each beneath its root
+	// just before the command starts and passes it as descriptor FD
+	// (Bound[i].FD is 3+i); argv already names them /dev/fd/FD.
+	Bound []BoundPath
+	// Confined is set for a command taking program text (program:): it
+	// runs with HOME set to a fresh empty directory, and, when EmptyDir,
+	// in that directory too (no argument needs the declared one).
+	Confined, EmptyDir bool
 }
 
 // Prepare resolves a call to cmd of pack with args into an Invocation:
@@ -138,10 +157,42 @@ type Invocation struct {
 // credentials filled in, the working directory, and the timeout and output
 // bounds (the command's override, else the pack's, else the built-in).
 func (r *Runner) Prepare(pack *workspace.CommandPack, cmd *workspace.Command, args map[string]any) (*Invocation, error) {
+	return r.PrepareBound(pack, cmd, args, nil)
+}
+
+// PrepareBound is Prepare for a call whose matched grant binds parameters
+// with path_within: roots maps each such parameter to its resolved root
+// (grantcheck's Policy.PathRoots). Each bound argument (or each item of a
+// bound list) must lead beneath its root now, and the command will get it
+// as an open descriptor, /dev/fd/N, opened by Run beneath the root: the
+// name the grant checked is the file the command reads (DESIGN §6). A
+// write_to naming a bound parameter is created beneath the same root.
+func (r *Runner) PrepareBound(pack *workspace.CommandPack, cmd *workspace.Command, args map[string]any, roots map[string]string) (*Invocation, error) {
 	name := pack.ID + ":" + cmd.ID
-	argv, err := BuildArgv(cmd, args)
+	dir := r.dir(pack, cmd)
+	bound, argvArgs, err := bindPaths(args, roots, dir)
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
+	}
+	conf, err := confinedProgram(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", name, err)
+	}
+	if conf != nil {
+		if err := checkPrograms(conf, cmd, args); err != nil {
+			return nil, fmt.Errorf("command %s: %w", name, err)
+		}
+	}
+	argv, err := BuildArgv(cmd, argvArgs)
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", name, err)
+	}
+	named := argv
+	if len(bound) > 0 {
+		// Only for people: the values were checked as paths, not as argv.
+		if named, err = BuildArgv(cmd, args); err != nil {
+			named = argv
+		}
 	}
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, fmt.Errorf("command %s: argv has no program; the pack's argv must start with a literal program name", name)
@@ -152,20 +203,15 @@ func (r *Runner) Prepare(pack *workspace.CommandPack, cmd *workspace.Command, ar
 	}
 	inv := &Invocation{
 		Pack: pack.ID, Command: cmd.ID,
-		Argv: argv, Env: env,
-		Dir:       cmd.Cwd,
+		Argv: argv, ArgvNamed: named, Env: env,
+		Dir:       dir,
 		Timeout:   r.timeout(pack, cmd),
 		MaxOutput: r.maxOutput(pack),
+		MaxMemory: r.maxMemory(pack, cmd),
 		Parse:     cmd.Output.Parse,
-	}
-	if inv.Dir == "" {
-		inv.Dir = pack.Cwd
-	}
-	switch {
-	case inv.Dir == "":
-		inv.Dir = r.BaseDir
-	case !filepath.IsAbs(inv.Dir) && r.BaseDir != "":
-		inv.Dir = filepath.Join(r.BaseDir, inv.Dir)
+		Bound:     bound,
+		Confined:  conf != nil,
+		EmptyDir:  conf != nil && !needsDeclaredDir(cmd, argvArgs),
 	}
 	if cmd.Output.WriteTo != "" {
 		target, err := fillPath(cmd.Output.WriteTo, args)
@@ -175,12 +221,40 @@ func (r *Runner) Prepare(pack *workspace.CommandPack, cmd *workspace.Command, ar
 		if target == "" {
 			return nil, fmt.Errorf("command %s: output.write_to names an empty path; pass a file name", name)
 		}
-		if !filepath.IsAbs(target) && inv.Dir != "" {
+		root, err := writeRoot(cmd.Output.WriteTo, roots)
+		if err != nil {
+			return nil, fmt.Errorf("command %s: output.write_to: %w", name, err)
+		}
+		switch {
+		case root != "":
+			// Not cleaned: ".." applies to what the name resolves to, as
+			// in the grant checker.
+			target = absUncleaned(dir, target)
+			if _, err := relBeneath(root, target); err != nil {
+				return nil, fmt.Errorf("command %s: output.write_to %q %w", name, target, err)
+			}
+		case !filepath.IsAbs(target) && inv.Dir != "":
 			target = filepath.Join(inv.Dir, target)
 		}
-		inv.WriteTo = target
+		inv.WriteTo, inv.WriteRoot = target, root
 	}
 	return inv, nil
+}
+
+// dir is where cmd runs: its cwd, else the pack's, else BaseDir; relative
+// to BaseDir.
+func (r *Runner) dir(pack *workspace.CommandPack, cmd *workspace.Command) string {
+	d := cmd.Cwd
+	if d == "" {
+		d = pack.Cwd
+	}
+	switch {
+	case d == "":
+		return r.BaseDir
+	case !filepath.IsAbs(d) && r.BaseDir != "":
+		return filepath.Join(r.BaseDir, d)
+	}
+	return d
 }
 
 func (r *Runner) timeout(pack *workspace.CommandPack, cmd *workspace.Command) time.Duration {
@@ -204,6 +278,19 @@ func (r *Runner) maxOutput(pack *workspace.CommandPack) int64 {
 		return r.DefaultMaxOutput
 	}
 	return DefaultMaxOutput
+}
+
+func (r *Runner) maxMemory(pack *workspace.CommandPack, cmd *workspace.Command) int64 {
+	if m, ok := pack.MaxMemoryOverrides[cmd.ID]; ok && m > 0 {
+		return int64(m)
+	}
+	if pack.MaxMemory > 0 {
+		return int64(pack.MaxMemory)
+	}
+	if r.DefaultMaxMemory > 0 {
+		return r.DefaultMaxMemory
+	}
+	return DefaultMaxMemory
 }
 
 func (r *Runner) killGrace() time.Duration {

@@ -18,11 +18,21 @@ type outputFile struct {
 	target string
 	mode   fs.FileMode
 	tmp    *os.File
+	// beneath is set when the target is bound by path_within: the
+	// temporary file was created, and is renamed, relative to a directory
+	// descriptor opened beneath the grant's root, so no name is resolved
+	// again after the check.
+	beneath *dirHandle
 }
 
 // openOutputFile creates the temporary file for target. A symlinked target
 // is followed, so the file it points at is replaced and the link is kept.
-func openOutputFile(target string) (*outputFile, error) {
+// With a root (path_within), target must resolve beneath it and everything
+// happens through a descriptor of its directory.
+func openOutputFile(target, root string) (*outputFile, error) {
+	if root != "" {
+		return openOutputBeneath(target, root)
+	}
 	mode := newFileMode
 	resolved, err := filepath.EvalSymlinks(target)
 	switch {
@@ -62,17 +72,37 @@ func (o *outputFile) commit() error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(o.tmp.Name(), o.target)
+		if o.beneath != nil {
+			err = o.beneath.rename()
+		} else {
+			err = os.Rename(o.tmp.Name(), o.target)
+		}
 	}
 	if err != nil {
-		_ = os.Remove(o.tmp.Name())
+		o.remove()
 		return fmt.Errorf("replacing %s: %w", o.target, err)
 	}
+	o.release()
 	return nil
 }
 
 // discard removes the temporary file; the target is never touched.
 func (o *outputFile) discard() {
 	_ = o.tmp.Close()
+	o.remove()
+}
+
+func (o *outputFile) remove() {
+	if o.beneath != nil {
+		o.beneath.unlinkTemp()
+		o.release()
+		return
+	}
 	_ = os.Remove(o.tmp.Name())
+}
+
+func (o *outputFile) release() {
+	if o.beneath != nil {
+		o.beneath.close()
+	}
 }

@@ -67,7 +67,7 @@ func OpenEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 		db.Close()
 		return nil, fmt.Errorf("state: %s is damaged or not a toolgate state database (%v); move it aside (pending approvals and tasks in it are lost) and start again", path, err)
 	}
-	if err := migrate(ctx, db, func(s string) string { return s }, []migration{{1, commonSchema}}); err != nil {
+	if err := migrate(ctx, db, func(s string) string { return s }, []migration{{1, commonSchema}, {2, secretsSchema}}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("state: %s: %w", path, err)
 	}

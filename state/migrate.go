@@ -42,6 +42,12 @@ var commonSchema = []string{
 	`CREATE INDEX IF NOT EXISTS jobs_agent ON jobs (agent, started)`,
 }
 
+// secretsSchema holds the deployment's shared secrets (the key that seals
+// MCP requestState), created on first use by whichever process needs one.
+var secretsSchema = []string{
+	`CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+}
+
 // auditSchema is the PostgreSQL audit chain: one head row, locked by each
 // batch, and the events with their exact line bytes.
 var auditSchema = []string{

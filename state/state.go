@@ -34,6 +34,10 @@ type Store interface {
 	// path for the embedded store, the chain in the database (path
 	// ignored) for PostgreSQL.
 	OpenAudit(path string, opts audit.Options) (audit.Sink, error)
+	// Secret returns the deployment's 32-byte secret called name, created
+	// at random on first use: every process of the deployment gets the
+	// same bytes (the key that seals the MCP requestState toolgate issues).
+	Secret(ctx context.Context, name string) ([]byte, error)
 	// Describe names the store for people (a path, or host/database —
 	// never a password).
 	Describe() string

@@ -121,3 +121,26 @@ func TestJobs(t *testing.T) {
 		}
 	})
 }
+
+func TestSecretIsSharedAndStable(t *testing.T) {
+	t.Parallel()
+	forBackends(t, func(t *testing.T, open func(testing.TB) Store) {
+		a, b := open(t), open(t)
+		ctx := context.Background()
+		k1, err := a.Secret(ctx, "seal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		k2, err := b.Secret(ctx, "seal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(k1) != 32 || string(k1) != string(k2) {
+			t.Fatalf("two processes got different secrets: %x %x", k1, k2)
+		}
+		other, err := a.Secret(ctx, "other")
+		if err != nil || string(other) == string(k1) {
+			t.Fatalf("secrets are per name: %v", err)
+		}
+	})
+}

@@ -41,6 +41,13 @@ type decoder struct {
 	// path is where the value being decoded sits, rendered only when an
 	// error names it.
 	path []pathElem
+	// parseDoc parses bundled packs the way the workspace was parsed.
+	parseDoc docParser
+	// decls are the declarations being decoded, outermost first, so that
+	// an error marks each Damaged (see damage.go).
+	decls []declMark
+	// unread is the Workspace.Unread of the document being decoded.
+	unread *Unread
 }
 
 // newDecoder returns a decoder for the document rooted at root, with an
@@ -78,6 +85,7 @@ func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
 		return
 	}
 	d.errs = append(d.errs, &Error{Pos: d.pos(n), Msg: fmt.Sprintf(format, args...)})
+	d.damage()
 }
 
 var (
@@ -188,6 +196,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 
 // decodeValue is decode for a node already entered.
 func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value) {
+	if v.Kind() == reflect.Struct {
+		if idx := d.structInfo(v.Type()).damaged; idx != nil {
+			d.decls = append(d.decls, declMark{v: v, flag: idx, depth: len(d.path)})
+			defer func() { d.decls = d.decls[:len(d.decls)-1] }()
+		}
+	}
 	if v.CanAddr() {
 		if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
 			nd.decodeNode(d, n)
@@ -253,6 +267,7 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value) {
 			d.decode(item, e)
 			if posIndex != nil && (e.IsNil() || e.Elem().FieldByIndex(posIndex).IsZero()) {
 				e.SetZero()
+				d.damage() // the error was recorded; the declaration is lost
 			} else {
 				kept++
 			}

@@ -15,8 +15,9 @@ type structInfo struct {
 	// names are the YAML keys, sorted, for "valid fields are" messages.
 	names string
 	// pos, secretPos and keyPos index the Pos, embedded SecretRef.Pos and
-	// KeyPos fields; nil when the struct has none.
-	pos, secretPos, keyPos []int
+	// KeyPos fields, and damaged the Damaged field of a declaration; nil
+	// when the struct has none.
+	pos, secretPos, keyPos, damaged []int
 }
 
 // fieldInfo is one YAML key of a struct.
@@ -54,6 +55,9 @@ func (d *decoder) structInfo(t reflect.Type) *structInfo {
 	}
 	if f, ok := t.FieldByName("KeyPos"); ok && f.Type == keyPosType {
 		si.keyPos = f.Index
+	}
+	if f, ok := t.FieldByName("Damaged"); ok && f.Type.Kind() == reflect.Bool {
+		si.damaged = f.Index
 	}
 	d.structs[t] = si
 	return si

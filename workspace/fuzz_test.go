@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -38,11 +39,11 @@ func FuzzLoad(f *testing.F) {
 					t.Fatalf("error without a position: %v", e)
 				}
 			}
-			if ws != nil {
-				t.Fatalf("Parse returned a workspace with its errors")
-			}
-			if err2 == nil || err2.Error() != err.Error() {
+			if err2 == nil || err2.Error() != err.Error() || !reflect.DeepEqual(ws, again) {
 				t.Fatalf("second parse differs:\n%v\n---\n%v", err, err2)
+			}
+			if ws != nil { // what could be decoded, for the later checks
+				checkPositions(t, ws)
 			}
 			return
 		}
@@ -50,7 +51,50 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("second parse differs (err %v)", err2)
 		}
 		checkPositions(t, ws)
+		if d := damageOf(ws); len(d) > 0 {
+			t.Fatalf("a clean load marks damage: %v", d)
+		}
 	})
+}
+
+// damageOf lists the declarations a load marked as holding errors, and the
+// names it marked unread, in file order.
+func damageOf(ws *Workspace) []string {
+	var out []string
+	mark := func(damaged bool, what string, p Pos) {
+		if damaged {
+			out = append(out, fmt.Sprintf("%d:%d %s", p.Line, p.Col, what))
+		}
+	}
+	if ws.Unread.Surfaces {
+		out = append(out, "unread surfaces")
+	}
+	if ws.Unread.Agents {
+		out = append(out, "unread agents")
+	}
+	for _, r := range ws.Gateway.Approvals.Rules {
+		mark(r.Damaged, "rule", r.Pos)
+	}
+	for _, s := range ws.MCPServers {
+		mark(s.Damaged, "server "+s.ID, s.Pos)
+	}
+	for _, p := range ws.CommandPacks {
+		mark(p.Damaged, "pack "+p.ID, p.Pos)
+		mark(p.UnreadCommands, "pack "+p.ID+" unread commands", p.Pos)
+		for _, r := range p.Requires {
+			mark(r.Damaged, "requires "+r.Binary, r.Pos)
+		}
+		for _, c := range p.Commands {
+			mark(c.Damaged, "command "+p.ID+":"+c.ID, c.Pos)
+		}
+	}
+	for _, a := range ws.Agents {
+		mark(a.Damaged, "agent "+a.ID, a.Pos)
+		for _, g := range a.Grants {
+			mark(g.Damaged, "grant "+g.Op, g.Pos)
+		}
+	}
+	return out
 }
 
 // checkPositions fails when a declaration that later errors point at has

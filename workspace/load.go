@@ -28,6 +28,15 @@ const MaxFileBytes = 8 << 20
 // when not nil, is an ErrorList holding every problem found, each with
 // FILE:LINE:COL. Checks that need the engines (requires, grants) are run by
 // their packages on the returned value.
+//
+// With errors, Load still returns what it could decode when the file is
+// YAML that reads as a workspace at all, with the declarations holding
+// errors marked (Damaged, Unread): that value exists so that `toolgate
+// check` can run the later checks on it and list every problem at once.
+// It is never to be served — a caller that gets an error stops there, as
+// the gateway does (fail-closed). The workspace is nil when nothing could
+// be decoded (unreadable or oversized file, YAML syntax error, not a
+// mapping, alias expansion or error count over its bound).
 func Load(path string) (*Workspace, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -43,11 +52,19 @@ func Load(path string) (*Workspace, error) {
 
 // Parse is Load on bytes already read; name is used in error positions.
 func Parse(name string, data []byte) (*Workspace, error) {
+	return parse(name, data, parseDocument)
+}
+
+// docParser parses one YAML document into its root node (parseDocument, or
+// preciseDocument to compare the two paths in tests).
+type docParser func(name string, data []byte) (*yaml.Node, ErrorList)
+
+func parse(name string, data []byte, parseDoc docParser) (*Workspace, error) {
 	first := Pos{File: name, Line: 1, Col: 1}
 	if len(data) > MaxFileBytes {
 		return nil, ErrorList{Errorf(first, "the workspace file is larger than %d MiB; a workspace declares surfaces and agents, not data — check the path", MaxFileBytes>>20)}
 	}
-	root, errs := parseDocument(name, data)
+	root, errs := parseDoc(name, data)
 	if errs != nil {
 		return nil, errs.Err()
 	}
@@ -55,12 +72,14 @@ func Parse(name string, data []byte) (*Workspace, error) {
 		return nil, ErrorList{Errorf(first, "the workspace file is empty; start it with version: 1")}
 	}
 	d := newDecoder(name, root)
+	d.parseDoc = parseDoc
 	if root.Kind != yaml.MappingNode {
 		d.errorf(root, "a workspace file is a mapping of keys to values (version:, gateway:, command_packs:, ...), not a %s", kindName(root))
 		return nil, d.errs.Err()
 	}
 	sum := sha256.Sum256(data)
 	ws := &Workspace{Path: name, Revision: hex.EncodeToString(sum[:])}
+	d.unread = &ws.Unread
 	d.push("workspace")
 	d.decodeStruct(root, reflect.ValueOf(ws).Elem())
 	if d.exhausted {
@@ -74,7 +93,10 @@ func Parse(name string, data []byte) (*Workspace, error) {
 	v := &validator{ws: ws, errs: &d.errs}
 	v.run(root)
 	if err := capErrors(d.errs); err != nil {
-		return nil, err
+		if len(d.errs) >= maxErrors {
+			return nil, err // too broken for the later checks to add anything useful
+		}
+		return ws, err
 	}
 	return ws, nil
 }
@@ -100,8 +122,30 @@ var (
 )
 
 // parseDocument parses exactly one YAML document into its root node; nil
-// with no errors means the file holds no document at all.
+// with no errors means the file holds no document at all. Files within the
+// subset fastParse reads take the fast path; every other file, and every
+// file with a syntax error, is parsed by yaml.v3.
 func parseDocument(name string, data []byte) (*yaml.Node, ErrorList) {
+	if root, ok := tryFast(data); ok {
+		return root, nil
+	}
+	return preciseDocument(name, data)
+}
+
+// tryFast is fastParse where a panic, which would be a bug of the fast
+// path, falls back to yaml.v3 rather than stopping the process on a
+// hostile file. The tests call fastParse itself, where such a bug shows.
+func tryFast(data []byte) (root *yaml.Node, ok bool) {
+	defer func() {
+		if recover() != nil {
+			root, ok = nil, false
+		}
+	}()
+	return fastParse(data)
+}
+
+// preciseDocument is parseDocument by yaml.v3 alone.
+func preciseDocument(name string, data []byte) (*yaml.Node, ErrorList) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -155,33 +199,43 @@ var packOverrides = map[string]bool{
 // expandBundled fills a `use:` pack from the bundled declaration, keeping
 // what the workspace overrides.
 func (d *decoder) expandBundled(p *CommandPack) {
+	// fail records a problem with the use: itself: the pack's commands
+	// are unknown, and without an id of its own so is its name.
+	fail := func(errs ...*Error) {
+		d.errs = append(d.errs, errs...)
+		p.Damaged, p.UnreadCommands = true, true
+		if p.ID == "" && d.unread != nil {
+			d.unread.Surfaces = true
+		}
+	}
 	id, ok := strings.CutPrefix(p.Use, "bundled/")
 	if !ok || id == "" {
-		d.errs = append(d.errs, Errorf(p.Pos, "use: %q must name a bundled pack as bundled/<id>; bundled packs are: %s", p.Use, strings.Join(bundled.IDs(), ", ")))
+		fail(Errorf(p.Pos, "use: %q must name a bundled pack as bundled/<id>; bundled packs are: %s", p.Use, strings.Join(bundled.IDs(), ", ")))
 		return
 	}
 	name, data, err := bundled.Source(id)
 	if err != nil {
-		d.errs = append(d.errs, Errorf(p.Pos, "use: %v", err))
+		fail(Errorf(p.Pos, "use: %v", err))
 		return
 	}
 	if len(p.Commands) > 0 || len(p.Requires) > 0 {
-		d.errs = append(d.errs, Errorf(p.Pos, "pack using %q cannot declare commands or requires; they come from the bundle (declare a pack of your own instead)", p.Use))
+		fail(Errorf(p.Pos, "pack using %q cannot declare commands or requires; they come from the bundle (declare a pack of your own instead)", p.Use))
 		return
 	}
-	root, errs := parseDocument(name, data)
+	root, errs := d.parseDoc(name, data)
 	if root == nil && errs == nil {
 		errs = ErrorList{Errorf(Pos{File: name, Line: 1, Col: 1}, "bundled pack is empty")}
 	}
 	var base CommandPack
 	if errs == nil {
 		bd := newDecoder(name, root)
+		bd.parseDoc = d.parseDoc
 		bd.push("bundled pack")
 		bd.decodeStruct(root, reflect.ValueOf(&base).Elem())
 		errs = bd.errs
 	}
 	if len(errs) > 0 {
-		d.errs = append(d.errs, errs...)
+		fail(errs...)
 		return
 	}
 	over := reflect.ValueOf(p).Elem()
@@ -191,7 +245,7 @@ func (d *decoder) expandBundled(p *CommandPack) {
 			merged.FieldByName(name).Set(f)
 		}
 	}
-	base.Pos, base.KeyPos, base.Bundled = p.Pos, p.KeyPos, true
+	base.Pos, base.KeyPos, base.Bundled, base.Damaged = p.Pos, p.KeyPos, true, p.Damaged
 	if base.ID == "" {
 		base.ID = id
 	}

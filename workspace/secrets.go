@@ -12,6 +12,7 @@ import (
 const inlineSecretHint = "secrets are never written inline; write {env: VARIABLE} or {file: /path/to/secret}"
 
 func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node) {
+	s.Pos = d.pos(n) // kept by what follows; set first so a refused secret is placed too
 	if n.Kind == yaml.ScalarNode {
 		d.errorf(n, "%s", inlineSecretHint)
 		return
@@ -29,6 +30,7 @@ func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node) {
 
 func (c *Credential) decodeNode(d *decoder, n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode {
+		c.Pos = d.pos(n)
 		d.errorf(n, "credential: %s", inlineSecretHint)
 		return
 	}

@@ -49,6 +49,22 @@ type Workspace struct {
 	MCPServers   []*MCPServer           `yaml:"mcp_servers"`
 	CommandPacks []*CommandPack         `yaml:"command_packs"`
 	Agents       []*Agent               `yaml:"agents"`
+
+	// Unread is set on a workspace loaded with errors (see Load); it is
+	// the zero value after a clean load.
+	Unread Unread `json:"-"`
+}
+
+// Unread says which kinds of names a workspace loaded with errors may be
+// missing: a declaration that could not be read far enough to know its id
+// (a list entry that is not a mapping, an id missing or invalid, a list
+// under a misspelt key) may be the one a grant names, so a check that
+// finds such a name undeclared does not report it.
+type Unread struct {
+	// Surfaces: an entry of mcp_servers or command_packs, or its id.
+	Surfaces bool
+	// Agents: an entry of agents, or its id.
+	Agents bool
 }
 
 // Gateway configures the daemon itself.
@@ -109,6 +125,9 @@ type ApprovalRule struct {
 	Agent            string      `yaml:"agent"`
 	Capability       string      `yaml:"capability"`
 	ParamConstraints Constraints `yaml:"param_constraints"`
+	// Damaged is set when loading reported an error inside this
+	// declaration (see MCPServer.Damaged).
+	Damaged bool `json:"-"`
 }
 
 // SecretRef names where a secret comes from: an environment variable or a
@@ -154,6 +173,11 @@ type MCPServer struct {
 	// KeyPos records where each map entry above was written, keyed
 	// "<field>.<key>" (e.g. "effects.store"), for cross-check errors.
 	KeyPos map[string]Pos
+	// Damaged is set when loading reported an error inside this
+	// declaration. A workspace with load errors serves only to find more
+	// problems (toolgate check), and those checks skip what depends on a
+	// damaged declaration, so that one mistake is reported once.
+	Damaged bool `json:"-"`
 }
 
 // CommandPack is a set of local command-line programs served as MCP tools.
@@ -181,6 +205,13 @@ type CommandPack struct {
 	// Bundled is true when the commands came from a bundled pack.
 	Bundled bool
 	KeyPos  map[string]Pos
+	// Damaged is set when loading reported an error inside this
+	// declaration (see MCPServer.Damaged).
+	Damaged bool `json:"-"`
+	// UnreadCommands is set when a command of this pack could not be read
+	// far enough to know its id (or its commands not at all), so that a
+	// grant naming a command the pack lacks is not reported.
+	UnreadCommands bool `json:"-"`
 }
 
 // Requirement is a binary a pack needs, with an optional semver constraint.
@@ -191,6 +222,9 @@ type Requirement struct {
 	// VersionArgs are the arguments that make the binary print its version;
 	// default ["--version"].
 	VersionArgs []string `yaml:"version_args"`
+	// Damaged is set when loading reported an error inside this
+	// declaration (see MCPServer.Damaged).
+	Damaged bool `json:"-"`
 }
 
 // Command is one member of a pack: a frozen argv template with typed inputs.
@@ -218,6 +252,9 @@ type Command struct {
 	// was written.
 	ArgvPos    []Pos
 	ProgramPos []Pos
+	// Damaged is set when loading reported an error inside this
+	// declaration (see MCPServer.Damaged).
+	Damaged bool `json:"-"`
 }
 
 // Output says how a command's stdout becomes a tool result.
@@ -238,6 +275,9 @@ type Agent struct {
 	Token  *SecretRef `yaml:"token"`
 	Scopes []string   `yaml:"scopes"`
 	Grants []*Grant   `yaml:"grants"`
+	// Damaged is set when loading reported an error inside this
+	// declaration (see MCPServer.Damaged).
+	Damaged bool `json:"-"`
 }
 
 // Grant is one entry of an agent's grants: a capability string, optionally
@@ -246,6 +286,9 @@ type Grant struct {
 	Pos              Pos
 	Op               string      `yaml:"op"`
 	ParamConstraints Constraints `yaml:"param_constraints"`
+	// Damaged is set when loading reported an error inside this
+	// declaration (see MCPServer.Damaged).
+	Damaged bool `json:"-"`
 }
 
 // Constraints are the argument bounds of a grant, keyed by parameter name,

@@ -33,43 +33,59 @@ func (v *validator) run(root *yaml.Node) {
 	}
 	v.gateway(root)
 	surfaces := map[string]Pos{}
-	claim := func(id string, p Pos, what string) {
+	// claim reserves a surface id, reporting whether it is usable.
+	claim := func(id string, p Pos, what string) bool {
 		if id == "" {
 			v.errorf(p, "%s has no id; add id: <name>", what)
-			return
+			return false
 		}
+		ok := true
 		if !IDPattern.MatchString(id) {
 			v.errorf(p, "%s id %q may only use letters, digits, '_', '.' and '-'", what, id)
+			ok = false
 		}
 		if prev, dup := surfaces[id]; dup {
 			v.errorf(p, "duplicate surface id %q (first declared at %s); MCP servers and command packs share one namespace, rename one", id, prev)
-			return
+			return false
 		}
 		surfaces[id] = p
+		return ok
 	}
 	for _, s := range ws.MCPServers {
-		claim(s.ID, s.Pos, "mcp server")
+		n := len(*v.errs)
+		if !claim(s.ID, s.Pos, "mcp server") && !IDPattern.MatchString(s.ID) {
+			ws.Unread.Surfaces = true
+		}
 		v.server(s)
+		s.Damaged = s.Damaged || len(*v.errs) > n
 	}
 	for _, p := range ws.CommandPacks {
+		n := len(*v.errs)
 		// A failed `use:` has already been reported and has no id to claim.
 		if p.ID != "" || p.Use == "" {
-			claim(p.ID, p.Pos, "command pack")
+			if !claim(p.ID, p.Pos, "command pack") && !IDPattern.MatchString(p.ID) {
+				ws.Unread.Surfaces = true
+			}
 		}
 		v.pack(p)
+		p.Damaged = p.Damaged || len(*v.errs) > n
 	}
 	agents := map[string]Pos{}
 	for _, a := range ws.Agents {
+		n := len(*v.errs)
 		switch prev, dup := agents[a.ID]; {
 		case a.ID == "":
 			v.errorf(a.Pos, "agent has no id; add id: <name>")
+			ws.Unread.Agents = true
 		case dup:
 			v.errorf(a.Pos, "duplicate agent id %q (first declared at %s); agent ids must be unique", a.ID, prev)
 		case !IDPattern.MatchString(a.ID):
 			v.errorf(a.Pos, "agent id %q may only use letters, digits, '_', '.' and '-'", a.ID)
+			ws.Unread.Agents = true
 		default:
 			agents[a.ID] = a.Pos
 		}
+		a.Damaged = a.Damaged || len(*v.errs) > n
 	}
 }
 
@@ -154,17 +170,21 @@ func (v *validator) pack(p *CommandPack) {
 	}
 	cmds := map[string]Pos{}
 	for _, c := range p.Commands {
+		n := len(*v.errs)
 		switch prev, dup := cmds[c.ID]; {
 		case c.ID == "":
 			v.errorf(c.Pos, "pack %q: a command has no id; add id: <name>", p.ID)
+			p.UnreadCommands = true
 		case dup:
 			v.errorf(c.Pos, "pack %q: duplicate command id %q (first declared at %s)", p.ID, c.ID, prev)
 		case !IDPattern.MatchString(c.ID):
 			v.errorf(c.Pos, "pack %q: command id %q may only use letters, digits, '_', '.' and '-'", p.ID, c.ID)
+			p.UnreadCommands = true
 		default:
 			cmds[c.ID] = c.Pos
 		}
 		v.command(p, c)
+		c.Damaged = c.Damaged || len(*v.errs) > n
 	}
 	overrides := map[string][]string{
 		"permission_overrides": slices.Sorted(maps.Keys(p.PermissionOverrides)),

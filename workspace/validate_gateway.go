@@ -25,6 +25,7 @@ func (v *validator) gateway(root *yaml.Node) {
 	for _, r := range g.Approvals.Rules {
 		if r.Agent == "" || r.Capability == "" {
 			v.errorf(r.Pos, "an approval rule needs agent and capability")
+			r.Damaged = true
 		}
 	}
 	if pg := g.State.Postgres; pg != nil {

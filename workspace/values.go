@@ -146,7 +146,9 @@ func (g *Grant) decodeNode(dec *decoder, n *yaml.Node) {
 	type plain Grant
 	var p plain
 	dec.decodeStruct(n, reflectValue(&p))
+	damaged := g.Damaged // set by errors inside, through dec.decls
 	*g = Grant(p)
+	g.Damaged = damaged
 	if g.Op == "" {
 		dec.errorf(n, "grant has no op; write op: tool:<surface>:<member> (or pack:<id>, server:<id>)")
 	}

@@ -257,8 +257,9 @@ func withoutPositions(t *testing.T, ws *Workspace) string {
 }
 
 // TestAliasExpansionBounded feeds "billion laughs" documents, which expand
-// to about 10^9 values through aliases, and checks the load stops quickly
-// with little memory. It is not parallel so the memory figure is its own.
+// to about 10^9 values through aliases (and a file that is one huge line),
+// and checks the load stops quickly with little memory. It is not
+// parallel so the memory figure is its own.
 func TestAliasExpansionBounded(t *testing.T) {
 	var untyped strings.Builder
 	untyped.WriteString(pack("        argv: [x]\n        inputs:\n"))
@@ -275,6 +276,14 @@ func TestAliasExpansionBounded(t *testing.T) {
 	typed.WriteString("  - &a {id: a, grants: [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]}\n")
 	typed.WriteString("agents: [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n")
 
+	// One line holding a whole flow list: columns must cost linear time.
+	var longLine strings.Builder
+	longLine.WriteString("version: 1\nx: [")
+	for i := range 400_000 {
+		fmt.Fprintf(&longLine, "é%d, ", i)
+	}
+	longLine.WriteString("end]\n")
+
 	var errorFlood strings.Builder
 	errorFlood.WriteString("version: 1\nx: &bad {op: x, nope: 1}\nagents:\n")
 	for i := range 100 {
@@ -285,6 +294,7 @@ func TestAliasExpansionBounded(t *testing.T) {
 		{"untyped schema", untyped.String(), "expands to too many values through YAML aliases"},
 		{"typed grants", typed.String(), "expands to too many values through YAML aliases"},
 		{"error flood", errorFlood.String(), "too many errors (500 or more)"},
+		{"one long line", longLine.String(), `unknown field "x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

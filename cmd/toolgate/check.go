@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/packs"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -34,12 +35,14 @@ func runCheck(ctx context.Context, c *cli, args []string) int {
 		return exitFail
 	}
 	sum := policy.Summary()
+	warnings := packs.CredentialProgramWarnings(ws)
 	if *format == "json" {
 		out := struct {
-			Workspace string `json:"workspace"`
-			Revision  string `json:"revision"`
+			Workspace string          `json:"workspace"`
+			Revision  string          `json:"revision"`
+			Warnings  []packs.Warning `json:"warnings,omitempty"`
 			grantcheck.Summary
-		}{ws.Path, ws.Revision, sum}
+		}{ws.Path, ws.Revision, warnings, sum}
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -47,6 +50,11 @@ func runCheck(ctx context.Context, c *cli, args []string) int {
 			return exitFail
 		}
 		return exitOK
+	}
+	// Warnings do not fail the check: the workspace is valid, but an
+	// operator should change it. They go to stderr in FILE:LINE:COL form.
+	for _, w := range warnings {
+		fmt.Fprintln(c.stderr, w.String())
 	}
 	printSummary(c, ws, sum)
 	return exitOK

@@ -71,6 +71,7 @@ func subcommands() []subcommand {
 }
 
 func main() {
+	superviseIfAsked()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	c := &cli{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	code := c.main(ctx, os.Args[1:])

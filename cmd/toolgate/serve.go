@@ -17,7 +17,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	stdio := fs.Bool("stdio", false, "speak MCP on stdin/stdout (needs --agent and --surface)")
 	surface := fs.String("surface", "", "the surface to serve over stdio")
 	auditPath := fs.String("audit", "", "audit log path (default gateway.audit.path)")
-	requireToken := fs.Bool("require-token", false, "per-agent HTTP instance: demand the agent's bearer token even on loopback")
+	_ = fs.Bool("require-token", true, "accepted for compatibility: a per-agent HTTP instance always demands its agent's bearer token")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -54,10 +54,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	if addr == "" {
 		addr = "127.0.0.1:7330"
 	}
-	opts := gateway.HTTPOptions{Agent: *agent, RequireToken: *requireToken}
-	if *agent != "" && !gateway.IsLoopbackAddr(addr) {
-		opts.RequireToken = true
-	}
+	opts := gateway.HTTPOptions{Agent: *agent}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "toolgate serve: listen on %s: %v\n", addr, err)

@@ -1,8 +1,14 @@
 // Command measure-limits runs every read command of the bundled packs that
 // works offline on real inputs available on any development machine, and
-// prints how long each took and how much it printed, as the markdown table
-// of docs/limits.md. The built-in default timeout and output cap of
-// packs/runner.go are chosen from these figures.
+// prints how long each took, how much it printed and how much memory it
+// needed, as the markdown tables of docs/limits.md. The built-in default
+// timeout, output cap and memory bound of packs/runner.go are chosen from
+// these figures.
+//
+// Memory is measured two ways: the peak resident set the kernel reports
+// for the command, and the least max_memory (RLIMIT_AS, address space per
+// process, which is what the runner enforces) under which the command
+// still succeeds, found by bisection to within 2 MiB.
 //
 // Inputs: this repository's own git history (git pack), the Go source
 // tree of the toolchain running this program, $(go env GOROOT)/src
@@ -12,7 +18,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./scripts/measure-limits [-runs 5]
+//	go run ./scripts/measure-limits [-runs 5] [-memory=false]
 package main
 
 import (
@@ -46,18 +52,28 @@ type measurement struct {
 	median, max time.Duration
 	bytes       int64
 	exit        int
+	// peakRSS is the largest resident set of any run; leastAS the least
+	// RLIMIT_AS under which the command succeeded (0: not measured).
+	peakRSS, leastAS int64
 }
 
 func main() {
+	// The runner re-executes this binary as each command's supervisor.
+	packs.MaybeSupervise()
 	runs := flag.Int("runs", 5, "runs per command; the table shows the median and the slowest")
+	memory := flag.Bool("memory", true, "also find each command's least max_memory by bisection (slower)")
+	probe := flag.Bool("probe", false, "exit at once (the Go runtime's own floor is measured on this binary)")
 	flag.Parse()
-	if err := run(*runs); err != nil {
+	if *probe {
+		return
+	}
+	if err := run(*runs, *memory); err != nil {
 		fmt.Fprintln(os.Stderr, "measure-limits:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs int) error {
+func run(runs int, memory bool) error {
 	repo, err := os.Getwd()
 	if err != nil {
 		return err
@@ -113,19 +129,150 @@ command_packs:
 	r := packs.NewRunner(nil, os.Getenv)
 	r.DefaultTimeout = 10 * time.Minute
 	r.DefaultMaxOutput = 1 << 30
+	r.DefaultMaxMemory = unboundedAS
 	var ms []measurement
 	for _, c := range cases {
 		m, err := measure(r, ws, c, runs)
 		if err != nil {
 			return err
 		}
+		if memory {
+			if m.leastAS, err = leastMaxMemory(r, ws, c); err != nil {
+				return err
+			}
+		}
 		ms = append(ms, m)
 	}
 	printTable(ms, runs)
+	if memory {
+		fmt.Println()
+		printMemoryTable(ms)
+		fmt.Println()
+		if err := printRuntimeFloors(r); err != nil {
+			return err
+		}
+	}
 	if info, err := os.Stat(bigJSON); err == nil {
 		fmt.Printf("\nGenerated JSON: %d bytes. Machine: %s/%s, %d CPUs, %s.\n", info.Size(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	}
 	return nil
+}
+
+// unboundedAS is the max_memory of the timing runs: far above any need.
+const unboundedAS = 64 << 30
+
+// leastMaxMemory bisects the least max_memory under which c still exits 0
+// with the same output size, to within 2 MiB.
+func leastMaxMemory(r *packs.Runner, ws *workspace.Workspace, c measureCase) (int64, error) {
+	pack, cmd, err := find(ws, c)
+	if err != nil {
+		return 0, err
+	}
+	args := c.args
+	if args == nil {
+		args = map[string]any{}
+	}
+	ok := func(limit int64) (bool, int64, error) {
+		p := *pack
+		p.MaxMemory = workspace.ByteSize(limit)
+		inv, err := r.Prepare(&p, cmd, args)
+		if err != nil {
+			return false, 0, err
+		}
+		res, err := r.Run(context.Background(), inv)
+		if err != nil {
+			return false, 0, err
+		}
+		return res.OK(), res.OutputBytes, nil
+	}
+	good, want, err := ok(unboundedAS)
+	if err != nil || !good {
+		return 0, fmt.Errorf("%s:%s fails even unbounded: %v", c.pack, c.command, err)
+	}
+	lo, hi := int64(1<<20), int64(unboundedAS) // lo fails, hi succeeds
+	for hi-lo > 2<<20 {
+		mid := lo + (hi-lo)/2
+		good, n, err := ok(mid)
+		if err != nil {
+			return 0, err
+		}
+		if good && n == want {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// printRuntimeFloors measures the least max_memory under which a bare
+// runtime starts at all: a Go program (this one, as a stand-in for gh and
+// other Go CLIs), Node, and Claude Code's CLI when it is on PATH. A
+// default below these would break every pack running them.
+func printRuntimeFloors(r *packs.Runner) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	probes := []struct {
+		name string
+		argv []string
+	}{
+		{"Go program (this binary, -probe)", []string{self, "-probe"}},
+		{"node -e 0", []string{"node", "-e", "0"}},
+		{"claude --version", []string{"claude", "--version"}},
+	}
+	fmt.Println("| runtime | least max_memory that starts it |")
+	fmt.Println("|---|---:|")
+	for _, p := range probes {
+		if _, err := exec.LookPath(p.argv[0]); err != nil {
+			fmt.Printf("| %s | not installed |\n", p.name)
+			continue
+		}
+		ws, err := workspace.Parse("probe.yaml", []byte(fmt.Sprintf("version: 1\ncommand_packs:\n  - id: probe\n    commands:\n      - {id: run, argv: %s, effects: read}\n", quoteList(p.argv))))
+		if err != nil {
+			return err
+		}
+		least, err := leastMaxMemory(r, ws, measureCase{pack: "probe", command: "run"})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("| %s | %.0f MiB |\n", p.name, float64(least)/(1<<20))
+	}
+	return nil
+}
+
+func quoteList(items []string) string {
+	b, _ := json.Marshal(items)
+	return string(b)
+}
+
+func printMemoryTable(ms []measurement) {
+	fmt.Println("| command | input | peak RSS | least max_memory that succeeds |")
+	fmt.Println("|---|---|---:|---:|")
+	for _, m := range ms {
+		args := ""
+		if len(m.c.args) > 0 {
+			b, _ := json.Marshal(m.c.args)
+			args = " `" + strings.ReplaceAll(string(b), "|", `\|`) + "`"
+		}
+		fmt.Printf("| %s:%s%s | %s | %.1f MiB | %.0f MiB |\n", m.c.pack, m.c.command, args, m.c.input,
+			float64(m.peakRSS)/(1<<20), float64(m.leastAS)/(1<<20))
+	}
+}
+
+func find(ws *workspace.Workspace, c measureCase) (*workspace.CommandPack, *workspace.Command, error) {
+	for _, p := range ws.CommandPacks {
+		if p.ID != c.pack {
+			continue
+		}
+		for _, x := range p.Commands {
+			if x.ID == c.command {
+				return p, x, nil
+			}
+		}
+	}
+	return nil, nil, fmt.Errorf("no command %s:%s", c.pack, c.command)
 }
 
 func measure(r *packs.Runner, ws *workspace.Workspace, c measureCase, runs int) (measurement, error) {
@@ -162,6 +309,7 @@ func measure(r *packs.Runner, ws *workspace.Workspace, c measureCase, runs int) 
 		}
 		times = append(times, res.Duration)
 		m.bytes, m.exit = res.OutputBytes, res.ExitCode
+		m.peakRSS = max(m.peakRSS, res.PeakRSS)
 	}
 	slices.Sort(times)
 	m.median, m.max = times[len(times)/2], times[len(times)-1]

@@ -4,76 +4,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/toolgate/toolgate/jsonrpc"
-	"io"
-	"log/slog"
+	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolgate/toolgate/jsonrpc"
 )
-
-// Limits of the client-facing streamable HTTP endpoint.
-const (
-	// streamBuffer is how many messages wait for one slow client stream;
-	// beyond it notifications are dropped, other messages wait.
-	streamBuffer = 256
-	// backlogMax is how many messages with no open stream are kept for the
-	// client's next GET stream.
-	backlogMax = 256
-	// maxClientMessage bounds one message from the client when the caller
-	// set no tighter limit.
-	maxClientMessage = 4 << 20
-)
-
-// Endpoint serves MCP streamable HTTP to clients, one relay Session per
-// client session (Mcp-Session-Id), and closes sessions idle for IdleTTL.
-type Endpoint struct {
-	newSession Factory
-	idleTTL    time.Duration
-	log        *slog.Logger
-
-	mu       sync.Mutex
-	sessions map[string]*httpSession
-	closed   bool
-	janitor  chan struct{}
-	wg       sync.WaitGroup
-}
-
-// NewEndpoint returns an endpoint whose sessions come from newSession.
-func NewEndpoint(newSession Factory, idleTTL time.Duration, log *slog.Logger) *Endpoint {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Endpoint{newSession: newSession, idleTTL: idleTTL, log: log, sessions: map[string]*httpSession{}}
-}
-
-// Sessions reports how many client sessions are open.
-func (e *Endpoint) Sessions() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.sessions)
-}
-
-// Close ends every session and stops the idle janitor.
-func (e *Endpoint) Close() {
-	e.mu.Lock()
-	e.closed = true
-	all := make([]*httpSession, 0, len(e.sessions))
-	for _, hs := range e.sessions {
-		all = append(all, hs)
-	}
-	if e.janitor != nil {
-		close(e.janitor)
-		e.janitor = nil
-	}
-	e.mu.Unlock()
-	for _, hs := range all {
-		e.end(hs)
-	}
-	e.wg.Wait()
-}
 
 // httpSession is one client session: the relay and the client's open
 // streams (one per in-flight POST request, plus the optional GET stream).
@@ -185,7 +123,7 @@ func (e *Endpoint) end(hs *httpSession) {
 }
 
 func (e *Endpoint) startJanitor() {
-	if e.idleTTL <= 0 || e.janitor != nil {
+	if e.opts.IdleTTL <= 0 || e.janitor != nil {
 		return
 	}
 	stop := make(chan struct{})
@@ -193,7 +131,7 @@ func (e *Endpoint) startJanitor() {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		tick := time.NewTicker(min(e.idleTTL/2, time.Minute))
+		tick := time.NewTicker(min(e.opts.IdleTTL/2, time.Minute))
 		defer tick.Stop()
 		for {
 			select {
@@ -201,7 +139,7 @@ func (e *Endpoint) startJanitor() {
 				return
 			case <-tick.C:
 			}
-			cutoff := time.Now().Add(-e.idleTTL).UnixNano()
+			cutoff := time.Now().Add(-e.opts.IdleTTL).UnixNano()
 			var idle []*httpSession
 			e.mu.Lock()
 			for _, hs := range e.sessions {
@@ -224,25 +162,6 @@ func newSessionID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodPost:
-		e.post(w, r)
-	case http.MethodGet:
-		e.getStream(w, r)
-	case http.MethodDelete:
-		hs := e.lookup(w, r)
-		if hs == nil {
-			return
-		}
-		e.end(hs)
-		w.WriteHeader(http.StatusOK)
-	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-	}
-}
-
 func (e *Endpoint) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
@@ -260,36 +179,9 @@ func (e *Endpoint) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 	return hs
 }
 
-func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(jsonrpc.ErrorResponse(id, code, msg))
-}
-
-func accepts(r *http.Request, mediaType string) bool {
-	for _, v := range r.Header.Values("Accept") {
-		if strings.Contains(v, mediaType) || strings.Contains(v, "*/*") {
-			return true
-		}
-	}
-	return false
-}
-
-func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxClientMessage+1))
-	if err != nil {
-		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, "request body too large or unreadable: "+err.Error())
-		return
-	}
-	if len(body) > maxClientMessage {
-		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, "request body too large")
-		return
-	}
-	m, err := jsonrpc.ParseMessage(body)
-	if err != nil {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, err.Error())
-		return
-	}
+// legacyPost serves a POST of a session-era client: initialize opens a
+// session, everything else must name one (Mcp-Session-Id).
+func (e *Endpoint) legacyPost(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 	var hs *httpSession
 	if m.Kind() == jsonrpc.KindRequest && m.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
 		if hs = e.create(w, r, m); hs == nil {
@@ -390,19 +282,26 @@ func (e *Endpoint) answerJSON(w http.ResponseWriter, r *http.Request, hs *httpSe
 	}
 }
 
-func writeEvent(w io.Writer, msg []byte) bool {
-	buf := make([]byte, 0, len(msg)+32)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, msg...)
-	buf = append(buf, "\n\n"...)
-	_, err := w.Write(buf)
-	return err == nil
-}
-
 func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) *httpSession {
+	// The cap is taken before the session starts (a stdio server's process
+	// starts with it), so a flood of initializes costs nothing past it.
+	e.mu.Lock()
+	if max := e.opts.MaxSessions; max > 0 && len(e.sessions)+e.starting >= max {
+		e.mu.Unlock()
+		writeRPCError(w, http.StatusTooManyRequests, m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			"too many open sessions for this agent on this surface (%d, gateway.sessions.max_per_agent): end one (HTTP DELETE) or let idle ones expire", max))
+		return nil
+	}
+	e.starting++
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.starting--
+		e.mu.Unlock()
+	}()
 	hs := &httpSession{id: newSessionID(), closed: make(chan struct{}), streams: map[string]*stream{}}
 	hs.touch()
-	sess, err := e.newSession(r.Context(), hs)
+	sess, err := e.opts.Legacy(r.Context(), hs)
 	if err != nil {
 		e.log.Warn("mcp server unavailable for a new session", "err", err)
 		writeRPCError(w, http.StatusBadGateway, m.ID, jsonrpc.CodeUnavailable, err.Error())

@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/toolgate/toolgate/mcpproxy"
+)
+
+// downstream is what the gateway knows of the era a proxied server speaks,
+// found once by the protocol's probe (server/discover, then initialize)
+// and kept for the gateway's life, as the protocol advises.
+type downstream struct {
+	once     sync.Once
+	era      mcpproxy.Era
+	discover json.RawMessage // the server's DiscoverResult, when modern
+	err      error
+
+	forwarders sync.Map // agent → *forwarderOnce
+}
+
+type forwarderOnce struct {
+	once sync.Once
+	f    *mcpproxy.Forwarder
+	err  error
+}
+
+// serverEra probes ps once and returns its era.
+func (g *Gateway) serverEra(ctx context.Context, ps *proxyServer) (mcpproxy.Era, error) {
+	d := &ps.down
+	d.once.Do(func() {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ps.cfg.Timeout+30e9)
+		defer cancel()
+		d.era, d.discover, d.err = mcpproxy.Probe(pctx, ps.cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
+		if d.err == nil {
+			g.log.Info("downstream MCP server era", "server", ps.id, "era", d.era.String())
+		}
+	})
+	return d.era, d.err
+}
+
+// eraConfig is ps's config for its era: a stateless copy for a 2026-07-28
+// server.
+func (g *Gateway) eraConfig(ctx context.Context, ps *proxyServer) (*mcpproxy.Config, mcpproxy.Era, error) {
+	era, err := g.serverEra(ctx, ps)
+	if err != nil {
+		return nil, era, err
+	}
+	if era.Stateless() {
+		return ps.stateless, era, nil
+	}
+	return ps.cfg, era, nil
+}
+
+// forwarder returns agent's stateless relay to ps: one connection shared by
+// every stateless request of the agent (a legacy server gets one session
+// of toolgate's own, initialized once).
+func (g *Gateway) forwarder(ctx context.Context, agent string, ps *proxyServer) (*mcpproxy.Forwarder, error) {
+	v, _ := ps.down.forwarders.LoadOrStore(agent, &forwarderOnce{})
+	fo := v.(*forwarderOnce)
+	fo.once.Do(func() {
+		cfg, era, err := g.eraConfig(ctx, ps)
+		if err != nil {
+			fo.err = err
+			return
+		}
+		bctx := context.WithoutCancel(ctx)
+		f, err := mcpproxy.NewForwarder(bctx, cfg)
+		if err != nil {
+			fo.err = err
+			return
+		}
+		if era == mcpproxy.Legacy {
+			if err := f.Initialize(bctx, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()}); err != nil {
+				f.Close()
+				fo.err = fmt.Errorf("server %q: %w", ps.id, err)
+				return
+			}
+		}
+		fo.f = f
+	})
+	if fo.err != nil {
+		// Try again next time: the server may come up.
+		ps.down.forwarders.CompareAndDelete(agent, fo)
+	}
+	return fo.f, fo.err
+}
+
+// closeForwarders ends every stateless relay to ps.
+func (ps *proxyServer) closeForwarders() {
+	ps.down.forwarders.Range(func(k, v any) bool {
+		if f := v.(*forwarderOnce).f; f != nil {
+			f.Close()
+		}
+		ps.down.forwarders.Delete(k)
+		return true
+	})
+}
+
+// close ends every stateless relay of every proxied server.
+func (p *proxy) close() {
+	if p == nil {
+		return
+	}
+	for _, ps := range p.servers {
+		ps.closeForwarders()
+	}
+}

@@ -1,0 +1,37 @@
+package gateway
+
+import (
+	"context"
+
+	"github.com/toolgate/toolgate/mcpserve"
+)
+
+// serveOptions say how agent's clients are served on a surface, in both
+// protocol eras: a session per initialize (legacy) and a stateless handler
+// for 2026-07-28 requests. ok is false when the surface does not exist or
+// the agent holds nothing there (the same answer either way, so existence
+// is not disclosed). Every transport (HTTP endpoint, stdio) is built from
+// these, so both eras are served on every endpoint.
+func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mcpserve.Options, bool) {
+	sessions := g.ws.Gateway.Sessions
+	opts := mcpserve.Options{
+		IdleTTL:     sessions.IdleTTLOrDefault(),
+		MaxSessions: sessions.MaxPerAgentOrDefault(),
+		Logger:      g.log.With("surface", surfaceID, "agent", agent),
+	}
+	if ps := g.proxy.server(surfaceID); ps != nil {
+		if !g.servesAgent(ctx, agent, ps) {
+			return opts, false
+		}
+		opts.Legacy = g.sessionFactory(agent, ps)
+		opts.Modern = &proxyModern{g: g, agent: agent, ps: ps}
+		return opts, true
+	}
+	s, ok := g.surfaces[surfaceID]
+	if !ok || !g.view(agent, surfaceID).holds() {
+		return opts, false
+	}
+	opts.Legacy = g.packSessions(agent, s)
+	opts.Modern = packModern{g: g, agent: agent, s: s}
+	return opts, true
+}

@@ -1,0 +1,45 @@
+package mcpproxy
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/jsonrpc"
+)
+
+// setStandardHeaders mirrors what a 2026-07-28 request says in its body
+// into the headers the server validates against it: MCP-Protocol-Version
+// (from _meta), Mcp-Method, Mcp-Name, and the Mcp-Param-* headers a
+// tool's schema asks for (from the gateway's listing, cfg.ParamHeaders).
+// They are computed from the bytes being sent — which are the bytes the
+// gateway decided on — so headers and body cannot disagree.
+func setStandardHeaders(h http.Header, msg []byte, cfg *Config) {
+	m, err := jsonrpc.ParseMessage(msg)
+	if err != nil || m.Method == "" {
+		return
+	}
+	version := mcpVersion(m.Params)
+	if version == "" {
+		version = mcp.ProtocolVersion20260728
+	}
+	h.Set(mcp.HeaderProtocolVersion, version)
+	for k, v := range mcp.StandardHeaders(version, mcp.MCPMethod(m.Method), m.Params) {
+		h.Set(k, v)
+	}
+	if m.Method == "tools/call" && cfg.ParamHeaders != nil {
+		var name string
+		_ = json.Unmarshal(jsonrpc.Field(m.Params, "name"), &name)
+		for k, v := range cfg.ParamHeaders(name, m.Params) {
+			h.Set(k, v)
+		}
+	}
+}
+
+// mcpVersion reads params._meta's protocol version.
+func mcpVersion(params json.RawMessage) string {
+	var v string
+	_ = json.Unmarshal(jsonrpc.Field(jsonrpc.Field(params, "_meta"), mcp.MetaKeyProtocolVersion), &v)
+	return v
+}

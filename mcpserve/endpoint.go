@@ -1,0 +1,171 @@
+package mcpserve
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/jsonrpc"
+)
+
+// Limits of the client-facing streamable HTTP endpoint.
+const (
+	// streamBuffer is how many messages wait for one slow client stream;
+	// beyond it notifications are dropped, other messages wait.
+	streamBuffer = 256
+	// backlogMax is how many messages with no open stream are kept for the
+	// client's next GET stream.
+	backlogMax = 256
+	// maxClientMessage bounds one message from the client when the caller
+	// set no tighter limit.
+	maxClientMessage = 4 << 20
+)
+
+// Options configure an Endpoint.
+type Options struct {
+	// Legacy starts the Session of a session-era client (initialize).
+	Legacy Factory
+	// Modern serves stateless 2026-07-28 requests; nil refuses them as an
+	// unsupported protocol version.
+	Modern Handler
+	// IdleTTL closes sessions nobody has used for this long (0: never).
+	IdleTTL time.Duration
+	// MaxSessions bounds the open sessions of the endpoint (0: no bound).
+	MaxSessions int
+	Logger      *slog.Logger
+}
+
+// Endpoint serves MCP streamable HTTP to the clients of one agent on one
+// surface, in both protocol eras, chosen per request: a request whose
+// _meta declares 2026-07-28 is served statelessly by Options.Modern; any
+// other belongs to a session (Mcp-Session-Id) opened by initialize.
+type Endpoint struct {
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	starting int // sessions being started, counted against MaxSessions
+	closed   bool
+	janitor  chan struct{}
+	wg       sync.WaitGroup
+}
+
+// NewEndpoint returns an endpoint serving with opts.
+func NewEndpoint(opts Options) *Endpoint {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Endpoint{opts: opts, log: opts.Logger, sessions: map[string]*httpSession{}}
+}
+
+// Sessions reports how many client sessions are open.
+func (e *Endpoint) Sessions() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.sessions)
+}
+
+// Close ends every session and stops the idle janitor.
+func (e *Endpoint) Close() {
+	e.mu.Lock()
+	e.closed = true
+	all := make([]*httpSession, 0, len(e.sessions))
+	for _, hs := range e.sessions {
+		all = append(all, hs)
+	}
+	if e.janitor != nil {
+		close(e.janitor)
+		e.janitor = nil
+	}
+	e.mu.Unlock()
+	for _, hs := range all {
+		e.end(hs)
+	}
+	e.wg.Wait()
+}
+
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	modern := IsStateless(r.Header.Get(HeaderProtocolVersion))
+	switch r.Method {
+	case http.MethodPost:
+		e.post(w, r)
+	case http.MethodGet, http.MethodDelete:
+		if modern || e.opts.Legacy == nil {
+			// 2026-07-28 has no GET stream and no sessions to delete.
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, r.Method+" is not part of protocol version "+Modern+": change notifications come on a subscriptions/listen stream", http.StatusMethodNotAllowed)
+			return
+		}
+		if r.Method == http.MethodGet {
+			e.getStream(w, r)
+			return
+		}
+		hs := e.lookup(w, r)
+		if hs == nil {
+			return
+		}
+		e.end(hs)
+		w.WriteHeader(http.StatusOK)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// post reads and parses one message, then serves it in its era.
+func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxClientMessage+1))
+	if err != nil {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, "request body too large or unreadable: "+err.Error())
+		return
+	}
+	if len(body) > maxClientMessage {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, "request body too large")
+		return
+	}
+	m, err := jsonrpc.ParseMessage(body)
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, err.Error())
+		return
+	}
+	if m.Kind() == jsonrpc.KindResponse && e.opts.Legacy == nil {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "clients send no responses in protocol version "+Modern)
+		return
+	}
+	req, metaVersion := requestMeta(m)
+	headerVersion := r.Header.Get(HeaderProtocolVersion)
+	if IsStateless(metaVersion) || IsStateless(headerVersion) || e.opts.Legacy == nil {
+		e.modernPost(w, r, m, req, metaVersion, headerVersion)
+		return
+	}
+	e.legacyPost(w, r, m)
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.ErrorResponse(id, code, msg))
+}
+
+func accepts(r *http.Request, mediaType string) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if strings.Contains(v, mediaType) || strings.Contains(v, "*/*") {
+			return true
+		}
+	}
+	return false
+}
+
+func writeEvent(w io.Writer, msg []byte) bool {
+	buf := make([]byte, 0, len(msg)+32)
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, msg...)
+	buf = append(buf, "\n\n"...)
+	_, err := w.Write(buf)
+	return err == nil
+}

@@ -1,0 +1,115 @@
+package packs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Opening a path_within argument (DESIGN §6). Trust boundary: the path
+// comes from the agent; the root comes from the operator's grant, already
+// resolved. What the command receives is a file descriptor the gateway
+// opened beneath the root, never a name the command resolves itself, so a
+// symlink swapped in after the decision changes nothing.
+
+// maxResolveLinks bounds the symlinks followed resolving one path (as the
+// kernel does, ELOOP).
+const maxResolveLinks = 40
+
+// errNotBeneath is the refusal for a path that leads outside its root.
+var errNotBeneath = errors.New("is not within the directory the grant allows")
+
+// physicalPath turns an absolute path into the path the operating system
+// reaches: component by component, following every symlink that exists and
+// applying ".." to the resolved directory. Components that do not exist are
+// kept literally (an output file may not exist yet). It is the same walk
+// the grant checker does, so both agree on what a name means; the opener
+// then lets the kernel hold it to the root.
+func physicalPath(path string) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", fmt.Errorf("%q is not absolute", path)
+	}
+	dest, rest, links := "/", path, 0
+	for rest != "" {
+		var comp string
+		comp, rest, _ = strings.Cut(rest, "/")
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			dest = filepath.Dir(dest)
+			continue
+		}
+		next := filepath.Join(dest, comp)
+		fi, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			dest = next
+			continue
+		case err != nil:
+			return "", err
+		case fi.Mode()&fs.ModeSymlink == 0:
+			dest = next
+			continue
+		}
+		if links++; links > maxResolveLinks {
+			return "", errors.New("too many levels of symbolic links")
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			dest = "/"
+		}
+		if rest == "" {
+			rest = target
+		} else {
+			rest = target + "/" + rest
+		}
+	}
+	return dest, nil
+}
+
+// relBeneath resolves path and returns it relative to root ("." for root
+// itself), or errNotBeneath. root must be absolute and resolved.
+func relBeneath(root, path string) (string, error) {
+	p, err := physicalPath(path)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case p == root:
+		return ".", nil
+	case root == "/":
+		return p[1:], nil
+	case strings.HasPrefix(p, root) && p[len(root)] == '/':
+		return p[len(root)+1:], nil
+	}
+	return "", errNotBeneath
+}
+
+// BoundPath is one path_within argument of a call, as the runner binds it:
+// opened beneath Root and handed to the command as /dev/fd/FD.
+type BoundPath struct {
+	// Param is the parameter; Value the argument as the caller gave it
+	// (one item of it, for a list).
+	Param, Value string
+	// Path is Value made absolute against the command's directory.
+	Path string
+	// Root is the resolved directory the grant binds the parameter to.
+	Root string
+	// FD is the descriptor number the command sees.
+	FD int
+}
+
+// firstBoundFD is the descriptor of the first bound path: 0-2 are the
+// standard streams.
+const firstBoundFD = 3
+
+// devFD is how a command names bound descriptor n.
+func devFD(n int) string { return fmt.Sprintf("/dev/fd/%d", n) }

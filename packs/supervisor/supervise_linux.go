@@ -1,0 +1,265 @@
+//go:build linux
+
+package supervisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Default is the supervisor a runner uses: the running binary, as the
+// child being started sees it (even if the file was replaced since).
+const Default = selfExe
+
+// selfExe names the running binary in a child being started.
+const selfExe = "/proc/self/exe"
+
+func superviseMain(args []string) int {
+	a, err := ParseArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "toolgate supervisor: %v\n", err)
+		return 125
+	}
+	ctlFD, reportFD := FirstFD+a.Files, FirstFD+a.Files+1
+	unix.CloseOnExec(ctlFD)
+	unix.CloseOnExec(reportFD)
+	ctl, report := os.NewFile(uintptr(ctlFD), "control"), os.NewFile(uintptr(reportFD), "report")
+	rep := supervise(a, ctl)
+	b, _ := json.Marshal(rep)
+	_, _ = report.Write(append(b, '\n'))
+	_ = report.Close()
+	switch {
+	case rep.StartError != "":
+		return 127
+	case rep.Signal != 0:
+		return 128 + rep.Signal
+	}
+	return rep.Exit
+}
+
+// supervise starts the command, waits for it or for a stop request, and
+// returns once no descendant is left.
+func supervise(a Args, ctl *os.File) Report {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return Report{StartError: "cannot become a child subreaper: " + err.Error()}
+	}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	files := make([]*os.File, a.Files)
+	for i := range files {
+		files[i] = os.NewFile(uintptr(FirstFD+i), "bound")
+	}
+	env := os.Environ()
+	if RaceEnv != "" {
+		env = slices.DeleteFunc(env, func(kv string) bool { return kv == RaceEnv })
+	}
+	cmd := &exec.Cmd{Path: a.Program, Args: a.Argv, Env: env,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: files}
+	if a.AS > 0 {
+		// The running binary itself (even if replaced on disk since).
+		cmd.Path = selfExe
+		cmd.Args = append([]string{LimitArg0, strconv.FormatInt(a.AS, 10), "--", a.Program}, a.Argv...)
+	}
+	if err := cmd.Start(); err != nil {
+		return Report{StartError: err.Error()}
+	}
+	for _, f := range files {
+		f.Close()
+	}
+	child := cmd.Process.Pid
+	stop := make(chan struct{})
+	go func() {
+		var b [1]byte
+		_, _ = ctl.Read(b[:]) // a byte, end of file (the gateway died) or an error: stop
+		close(stop)
+	}()
+
+	var rep Report
+	done := false
+	onChild := func(ws unix.WaitStatus, ru *unix.Rusage) {
+		done = true
+		rep.MaxRSS = ru.Maxrss * 1024
+		if ws.Signaled() {
+			rep.Signal = int(ws.Signal())
+		} else {
+			rep.Exit = ws.ExitStatus()
+		}
+	}
+	stopped := false
+	// SIGCHLD wakes the loop; the ticker covers a signal dropped while
+	// the channel was full.
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for !done && !stopped {
+		select {
+		case <-tick.C:
+			reapAll(child, onChild)
+		case s := <-sigs:
+			if s == syscall.SIGCHLD {
+				reapAll(child, onChild)
+			} else {
+				stopped = true
+			}
+		case <-stop:
+			stopped = true
+		}
+	}
+	start := time.Now()
+	rep.Killed, rep.OutsideGroup = killDescendants(a.Grace, child, onChild)
+	if rep.Killed > 0 {
+		rep.CleanupMS = time.Since(start).Milliseconds()
+	}
+	_ = cmd.Process.Release()
+	return rep
+}
+
+// reapAll collects every exited child without blocking, passing the
+// command's own status to onChild. It reports whether any child is left.
+func reapAll(child int, onChild func(unix.WaitStatus, *unix.Rusage)) bool {
+	for {
+		var ws unix.WaitStatus
+		var ru unix.Rusage
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, &ru)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil: // ECHILD: none left
+			return false
+		case pid == 0:
+			return true
+		case pid == child:
+			onChild(ws, &ru)
+		}
+	}
+}
+
+// killPollInterval is how often a stopping tree is checked for survivors.
+const killPollInterval = 5 * time.Millisecond
+
+// killDescendants stops every descendant: SIGTERM, up to grace for them to
+// exit, then SIGKILL until none is left. Orphans re-parent to the
+// supervisor (it is their subreaper), so repeating the walk finds even
+// those a dying parent leaves behind. It returns how many were running
+// and how many of those had left the process group.
+func killDescendants(grace time.Duration, child int, onChild func(unix.WaitStatus, *unix.Rusage)) (killed, outside int) {
+	self := os.Getpid()
+	pgid := unix.Getpgrp()
+	seen := map[int]bool{}
+	count := func(pids []procInfo) {
+		for _, p := range pids {
+			if !seen[p.pid] {
+				seen[p.pid] = true
+				killed++
+				if p.pgid != pgid {
+					outside++
+				}
+			}
+		}
+	}
+	if !reapAll(child, onChild) {
+		return 0, 0
+	}
+	pids := descendants(self)
+	count(pids)
+	for _, p := range pids {
+		_ = unix.Kill(p.pid, unix.SIGTERM)
+	}
+	deadline := time.Now().Add(grace)
+	for reapAll(child, onChild) && time.Now().Before(deadline) {
+		if len(descendants(self)) == 0 {
+			break
+		}
+		time.Sleep(killPollInterval)
+	}
+	for reapAll(child, onChild) {
+		pids := descendants(self)
+		count(pids)
+		for _, p := range pids {
+			_ = unix.Kill(p.pid, unix.SIGKILL)
+		}
+		time.Sleep(killPollInterval)
+	}
+	return killed, outside
+}
+
+// limitExecMain is the memory-limit shim: toolgate-limit-exec BYTES --
+// PROGRAM ARGV0 ARGS... sets RLIMIT_AS (soft and hard, so the command
+// cannot raise it) and executes the program in its place. Everything the
+// exec needs is built before the limit is set, so nothing is allocated
+// under it.
+func limitExecMain(args []string) int {
+	if len(args) < 4 || args[1] != "--" {
+		fmt.Fprintln(os.Stderr, "toolgate limit-exec: usage: BYTES -- PROGRAM ARGV0 [ARGS...]")
+		return 125
+	}
+	as, err := strconv.ParseUint(args[0], 10, 64)
+	if err != nil || as == 0 {
+		fmt.Fprintf(os.Stderr, "toolgate limit-exec: %q is not a byte count\n", args[0])
+		return 125
+	}
+	path, err := syscall.BytePtrFromString(args[2])
+	if err != nil {
+		return 125
+	}
+	argv, err := syscall.SlicePtrFromStrings(args[3:])
+	if err != nil {
+		return 125
+	}
+	envv, err := syscall.SlicePtrFromStrings(os.Environ())
+	if err != nil {
+		return 125
+	}
+	lim := unix.Rlimit{Cur: as, Max: as}
+	if _, _, e := unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_AS, uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+		fmt.Fprintf(os.Stderr, "toolgate limit-exec: setting max_memory (RLIMIT_AS %d): %v\n", as, e)
+		return 126
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+	fmt.Fprintf(os.Stderr, "toolgate limit-exec: %s: %v\n", args[2], e)
+	return 127
+}
+
+// procInfo is one process found under /proc.
+type procInfo struct{ pid, pgid int }
+
+// descendants lists the running (not zombie) processes below pid, by
+// walking parent links in /proc.
+func descendants(pid int) []procInfo {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]procInfo{}
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		state, ppid, pgid, ok := ProcStat(n)
+		if !ok || state == 'Z' || state == 'X' {
+			continue
+		}
+		children[ppid] = append(children[ppid], procInfo{pid: n, pgid: pgid})
+	}
+	var out []procInfo
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c.pid)
+		}
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+// Package supervisor is the process toolgate puts between the gateway and
+// each pack command: a child subreaper that bounds the command's memory
+// before it runs and stops its whole process tree — setsid and
+// double-forked children included — when the command ends, when the
+// gateway asks, and when the gateway dies. It is the toolgate binary itself,
+// re-executed under a name no person types (argv[0] Arg0 or LimitArg0).
+//
+// The package's init runs the supervisor when the process was started as
+// one, and exits: it imports only the standard library and x/sys/unix, so
+// it is initialised before the heavy packages of the binary (JSON Schema
+// metaschemas, …), which keeps the price of supervising a call to a few
+// milliseconds. Everything else in the binary is then never initialised.
+package supervisor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+)
+
+// The names (argv[0]) under which the toolgate binary runs as a command's
+// supervisor and as the memory-limit shim.
+const (
+	Arg0      = "toolgate-supervise"
+	LimitArg0 = "toolgate-limit-exec"
+)
+
+// FirstFD is the descriptor of the first file handed to the command (the
+// bound path_within files); 0-2 are the standard streams.
+const FirstFD = 3
+
+// Args is the supervisor's command line:
+//
+//	toolgate-supervise -files N -as BYTES -grace MS -- PROGRAM ARGV0 ARGS...
+//
+// Its descriptors: 0-2 the command's standard streams, 3..3+N-1 files
+// passed on to the command at the same numbers, 3+N the control pipe (read
+// end: a byte or end of file means stop), 3+N+1 the report pipe (write end:
+// one JSON Report before the supervisor exits).
+type Args struct {
+	// Files is how many descriptors from FirstFD on the command gets.
+	Files int
+	// AS is the command's address-space bound in bytes (RLIMIT_AS), 0 for
+	// none.
+	AS int64
+	// Grace is the wait between SIGTERM and SIGKILL.
+	Grace time.Duration
+	// Program is the resolved path of the program; Argv its argv (Argv[0]
+	// included).
+	Program string
+	Argv    []string
+}
+
+// Encode is the supervisor's argv, Arg0 first.
+func (a Args) Encode() []string {
+	out := []string{Arg0, "-files", strconv.Itoa(a.Files), "-as", strconv.FormatInt(a.AS, 10),
+		"-grace", strconv.FormatInt(a.Grace.Milliseconds(), 10), "--", a.Program}
+	return append(out, a.Argv...)
+}
+
+// ParseArgs reads what Encode wrote (without argv[0]).
+func ParseArgs(args []string) (Args, error) {
+	var a Args
+	for len(args) > 0 && args[0] != "--" {
+		if len(args) < 2 {
+			return a, fmt.Errorf("option %s has no value", args[0])
+		}
+		n, err := strconv.ParseInt(args[1], 10, 64)
+		if err != nil || n < 0 {
+			return a, fmt.Errorf("option %s: %q is not a count", args[0], args[1])
+		}
+		switch args[0] {
+		case "-files":
+			a.Files = int(n)
+		case "-as":
+			a.AS = n
+		case "-grace":
+			a.Grace = time.Duration(n) * time.Millisecond
+		default:
+			return a, fmt.Errorf("unknown option %s", args[0])
+		}
+		args = args[2:]
+	}
+	if len(args) < 3 {
+		return a, errors.New("no program after --")
+	}
+	a.Program, a.Argv = args[1], args[2:]
+	return a, nil
+}
+
+// Report is what the supervisor tells the gateway about a run.
+type Report struct {
+	// Exit is the command's exit status, Signal the signal that killed it
+	// (0 when it exited).
+	Exit   int `json:"exit"`
+	Signal int `json:"signal,omitempty"`
+	// MaxRSS is the command's peak resident set, in bytes.
+	MaxRSS int64 `json:"maxrss,omitempty"`
+	// Killed counts descendants still running when the command ended or
+	// was stopped, all of them killed; OutsideGroup counts those among them
+	// that had left the process group (setsid).
+	Killed       int `json:"killed,omitempty"`
+	OutsideGroup int `json:"outside_group,omitempty"`
+	// CleanupMS is how long stopping the descendants took.
+	CleanupMS int64 `json:"cleanup_ms,omitempty"`
+	// StartError is set when the command could not be started.
+	StartError string `json:"start_error,omitempty"`
+}
+
+// maxReportBytes bounds what is read from a report pipe.
+const maxReportBytes = 64 << 10
+
+// ReadReport reads the one report a supervisor writes before it exits.
+func ReadReport(r io.Reader) (*Report, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxReportBytes))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, errors.New("empty report")
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// MaybeRun runs the supervisor or the memory-limit shim when the process
+// was started as one of them, and exits; otherwise it returns at once. The
+// package's init calls it; a main may call it too (it is then a no-op).
+func MaybeRun() {
+	if len(os.Args) == 0 {
+		return
+	}
+	switch os.Args[0] {
+	case Arg0:
+		os.Exit(superviseMain(os.Args[1:]))
+	case LimitArg0:
+		os.Exit(limitExecMain(os.Args[1:]))
+	}
+}
+
+func init() { MaybeRun() }
