@@ -90,13 +90,13 @@ func TestConfCompare(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			msgs := want.check(tc.direct, tc.via, lostChecks(tc.direct, tc.via), tc.noLosses)
-			if len(msgs) != len(tc.wantMsgs) {
-				t.Fatalf("messages = %q, want %d matching %q", msgs, len(tc.wantMsgs), tc.wantMsgs)
+			found := want.check(confAttempt{direct: tc.direct, via: tc.via}, tc.noLosses)
+			if len(found) != len(tc.wantMsgs) {
+				t.Fatalf("findings = %q, want %d matching %q", found, len(tc.wantMsgs), tc.wantMsgs)
 			}
-			for i, m := range msgs {
-				if !strings.Contains(m, tc.wantMsgs[i]) {
-					t.Errorf("message %d = %q, want it to contain %q", i, m, tc.wantMsgs[i])
+			for i, f := range found {
+				if !strings.Contains(f.msg, tc.wantMsgs[i]) || !strings.Contains(f.msg, f.key) {
+					t.Errorf("finding %d = %+v, want it to contain %q and its key", i, f, tc.wantMsgs[i])
 				}
 			}
 		})
@@ -121,5 +121,35 @@ func TestConfWorse(t *testing.T) {
 	}
 	if !slices.Equal(lostChecks(confRun{Checks: map[string]string{"x/b": checkPass, "x/a": checkPass}}, confRun{}), []string{"x/a", "x/b"}) {
 		t.Error("lostChecks is not sorted or misses checks absent from the second run")
+	}
+}
+
+// TestConfRecord: what two attempts record — a check is a direct pass, a
+// loss or not bridged only if every attempt says so, so an intermittent
+// check is recorded as passing.
+func TestConfRecord(t *testing.T) {
+	t.Parallel()
+	run := func(kv ...string) confRun {
+		r := confRun{Checks: map[string]string{}}
+		for i := 0; i < len(kv); i += 2 {
+			r.Checks[kv[i]] = kv[i+1]
+		}
+		return r
+	}
+	both := run("s/a", checkPass, "s/b", checkPass, "s/c", checkPass)
+	first := confAttempt{direct: run("s/a", checkPass, "s/b", checkPass, "s/f", checkPass), via: run("s/a", checkFail, "s/b", checkFail), bothEras: both}
+	second := confAttempt{direct: run("s/a", checkPass, "s/b", checkPass, "s/f", checkFail), via: run("s/a", checkFail, "s/b", checkPass), bothEras: both}
+	got := confCase{suite: confSuite{version: "v"}, downstream: "d"}.record(first, second)
+	if !slices.Equal(got.DirectPass, []string{"s/a", "s/b"}) {
+		t.Errorf("direct passes %v: s/f passed only once", got.DirectPass)
+	}
+	if !slices.Equal(got.Lost, []string{"s/a"}) {
+		t.Errorf("lost %v: s/b was lost only once", got.Lost)
+	}
+	if !slices.Equal(got.NotBridged, []string{"s/a", "s/c"}) {
+		t.Errorf("not bridged %v", got.NotBridged)
+	}
+	if one := (confCase{}).record(confAttempt{direct: both, via: both}); one.Lost == nil || len(one.Lost) != 0 || one.NotBridged != nil {
+		t.Errorf("no loss is recorded as %v / %v, want [] and nothing", one.Lost, one.NotBridged)
 	}
 }

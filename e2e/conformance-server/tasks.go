@@ -205,7 +205,7 @@ func (t *task) cancelTask() {
 
 // envelope is the Task fields common to CreateTaskResult and DetailedTask.
 func (t *task) envelopeLocked(resultType string) map[string]any {
-	m := map[string]any{
+	return map[string]any{
 		"resultType":     resultType,
 		"taskId":         t.id,
 		"status":         t.status,
@@ -214,7 +214,6 @@ func (t *task) envelopeLocked(resultType string) map[string]any {
 		"ttlMs":          taskTTL.Milliseconds(),
 		"pollIntervalMs": taskPollInterval.Milliseconds(),
 	}
-	return m
 }
 
 // createResult is the CreateTaskResult.
@@ -280,7 +279,11 @@ func headerMismatch(h http.Header, req guardedRequest, version, name string) str
 	case h.Get(mcp.HeaderMethod) != req.Method:
 		return mcp.HeaderMethod + " header does not match the request's method"
 	case h.Get(mcp.HeaderName) != name:
-		return mcp.HeaderName + " header does not match the request's " + map[bool]string{true: "taskId", false: "name"}[req.Params.TaskID != ""]
+		field := "params.name"
+		if req.Method != string(mcp.MethodToolsCall) {
+			field = "params.taskId"
+		}
+		return mcp.HeaderName + " header does not match the request's " + field
 	}
 	return ""
 }
