@@ -26,13 +26,14 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	call := req.Call
 	key := approvals.Key{Agent: req.Agent, Action: ev.Action, ArgsSHA256: call.Digest, Revision: snap.Revision}
 	info := approvals.Info{
-		Arguments: json.RawMessage(p.redactor.Redact(string(call.ArgsJSON))),
-		Argv:      p.redactAll(preview),
-		Tier:      string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
+		Argv: p.redactAll(preview),
+		Tier: string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
 	}
-	if !json.Valid(info.Arguments) {
-		// Redaction broke the JSON (a secret spanning an escape): show it as text.
-		info.Arguments = json.RawMessage(strictjson.AppendString(nil, string(info.Arguments)))
+	if args, ok := redactDoc(p.redactor, call.ArgsJSON); ok {
+		info.Arguments = args
+	} else {
+		// A credential outside any string (a number): show the text redacted.
+		info.Arguments = json.RawMessage(strictjson.AppendString(nil, p.redactor.Redact(string(call.ArgsJSON))))
 	}
 	if preview == nil {
 		info.Argv = nil
@@ -41,7 +42,18 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		approvedCall(ev, d, p.approvals.Grant(key, info, by), p.redactor)
 		return Result{}, false
 	}
+	var res approvals.Result
+	if req.Hold != nil {
+		var held Result
+		var done bool
+		if res, held, done = p.hold(ctx, snap, req, d, ev, key, info); done {
+			return held, true
+		}
+	}
 	opts := approvals.WaitOptions{Wait: snap.Wait, ProgressEvery: ProgressEvery}
+	if req.Wait > 0 {
+		opts.Wait = req.Wait
+	}
 	if opts.Wait <= 0 {
 		opts.Wait = approvals.DefaultWait
 	}
@@ -49,16 +61,18 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		asker := req.Asker
 		wait := opts.Wait
 		opts.Progress = func(r approvals.Request, elapsed time.Duration) {
-			asker.Progress(ctx, elapsed.Seconds(), wait.Seconds(), fmt.Sprintf("waiting for approval %s: toolgate approvals approve %s", r.ID, r.ID))
+			asker.Progress(ctx, elapsed.Seconds(), wait.Seconds(), fmt.Sprintf("waiting for approval %s: %s", r.ID, approveHint(snap, r.ID)))
 		}
 		// The caller's own user may approve only a cautious write, and only
 		// where the workspace allows it: a strict call is never approved by
 		// the client that makes it.
-		if snap.Elicitation && d.Tier == workspace.TierCautious && d.Effects != workspace.EffectRead {
+		if userMayApprove(snap, d) {
 			opts.Opened = func(r approvals.Request) { go p.elicit(ctx, asker, r, opts.Wait) }
 		}
 	}
-	res := p.approvals.Wait(ctx, key, info, opts)
+	if res.Outcome == "" || res.Outcome == approvals.StillPending {
+		res = p.approvals.Wait(ctx, key, info, opts)
+	}
 	r := res.Request
 	switch res.Outcome {
 	case approvals.Granted:
@@ -82,8 +96,8 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	}
 	ev.Decision = string(grantcheck.Approval)
 	ev.Reason = ev.Reason + "; approval pending " + r.ID
-	hint := fmt.Sprintf("approval pending %s (%s). An operator approves it with `toolgate approvals approve %s` or in the console at /ui; then repeat the identical call (same arguments) within %s.",
-		r.ID, p.redactor.Redact(d.Reason), r.ID, p.approvals.TTL())
+	hint := fmt.Sprintf("approval pending %s (%s). An operator approves it with %s; then repeat the identical call (same arguments) within %s.",
+		r.ID, p.redactor.Redact(d.Reason), approveHint(snap, r.ID), p.approvals.TTL())
 	if res.Outcome == approvals.Canceled {
 		hint = "approval pending " + r.ID + " (the client stopped waiting)"
 	}
@@ -164,3 +178,108 @@ func ApprovalEvent(r approvals.Request, red Redactor) *audit.Event {
 // ErrNoElicitation is what an Asker returns when its client cannot be
 // asked (it declared no elicitation, or its protocol has no way to).
 var ErrNoElicitation = errors.New("the client cannot be asked")
+
+// userMayApprove reports whether the caller's own user may approve the
+// call: only a cautious write, only where approvals.elicitation is on.
+func userMayApprove(snap *Snapshot, d grantcheck.Decision) bool {
+	return snap.Elicitation && d.Tier == workspace.TierCautious && d.Effects != workspace.EffectRead
+}
+
+// hold offers a call that needs approval to req.Hold: a task when the
+// client takes tasks, else (for what the caller's user may approve) an
+// input-required result asking that user. done reports that the client
+// has its answer (the held result, or a refusal); otherwise the call
+// waits as usual.
+func (p *Pipeline) hold(ctx context.Context, snap *Snapshot, req Request, d grantcheck.Decision, ev *audit.Event, key approvals.Key, info approvals.Info) (approvals.Result, Result, bool) {
+	// Open (or join) the request without waiting for it. Anything but
+	// "still pending" (approved already, denied, failed) is the approval
+	// step's to report, as if it had waited.
+	res := p.approvals.Wait(ctx, key, info, approvals.WaitOptions{Wait: time.Nanosecond})
+	if res.Outcome != approvals.StillPending {
+		return res, Result{}, false
+	}
+	r := res.Request
+	pending := func(how string) {
+		ev.Decision = string(grantcheck.Approval)
+		ev.Reason = ev.Reason + "; approval pending " + r.ID + "; " + how
+	}
+	resume := func(bctx context.Context) Result {
+		again := req
+		again.Hold = nil
+		again.Wait = p.approvals.TTL()
+		return p.Call(bctx, again)
+	}
+	if result, ok := req.Hold.Task(ctx, r, resume); ok {
+		pending("held as a task")
+		if err := p.journal.Append(ev); err != nil {
+			return res, auditFailure(err), true
+		}
+		return res, Result{JSON: result}, true
+	}
+	if userMayApprove(snap, d) && p.sealer != nil {
+		state, err := p.sealer.Seal(StateClaims{Agent: req.Agent, Action: ev.Action, ArgsSHA256: req.Call.Digest,
+			Revision: snap.Revision, ApprovalID: r.ID, Expires: r.Expires.Unix()})
+		if err == nil {
+			if result, ok := req.Hold.AskUser(ctx, r, p.question(r), state); ok {
+				pending("the caller's user was asked")
+				if err := p.journal.Append(ev); err != nil {
+					return res, auditFailure(err), true
+				}
+				return res, Result{JSON: result}, true
+			}
+		}
+	}
+	return res, Result{}, false
+}
+
+// question is what the caller's user is asked about approval r.
+func (p *Pipeline) question(r approvals.Request) string {
+	what := r.Action
+	if len(r.Argv) > 0 {
+		b, _ := json.Marshal(r.Argv)
+		what += " running " + string(b)
+	}
+	return fmt.Sprintf("toolgate: agent %q asks to call %s with arguments %s (%s). Approve this one call?", r.Agent, what, r.Arguments, r.Reason)
+}
+
+// userAnswered takes the caller's user's answer from a retry carrying
+// toolgate's own requestState: the state must open (not altered), bind
+// exactly this call under this revision, and name an approval still
+// pending (a replayed state finds it used and is refused). The answer
+// approves or denies that approval; the usual wait then consumes it.
+func (p *Pipeline) userAnswered(ctx context.Context, snap *Snapshot, req Request, d grantcheck.Decision, ev *audit.Event, state string, answer any) (Result, bool) {
+	refuse := func(why string) (Result, bool) {
+		ev.Decision, ev.Reason = string(grantcheck.Deny), why
+		return p.refuse(ctx, ev, why), true
+	}
+	if p.sealer == nil {
+		return refuse("requestState: this gateway issues none; call again without it")
+	}
+	c, err := p.sealer.Open(state, time.Now())
+	if err != nil {
+		return refuse("requestState refused: " + err.Error())
+	}
+	if c.Agent != req.Agent || c.Action != ev.Action || c.ArgsSHA256 != req.Call.Digest || c.Revision != snap.Revision {
+		return refuse("requestState refused: it was issued for another call (agent, tool, arguments or workspace revision differ)")
+	}
+	if !userMayApprove(snap, d) {
+		return refuse("requestState refused: this call may not be approved by the caller's own user")
+	}
+	r, ok := p.approvals.Get(c.ApprovalID)
+	if !ok || r.State != approvals.Pending {
+		return refuse("requestState refused: approval " + c.ApprovalID + " is no longer pending (the state was used already)")
+	}
+	ans, _ := answer.(map[string]any)
+	action, _ := ans["action"].(string)
+	content, _ := ans["content"].(map[string]any)
+	switch approve, _ := content["approve"].(bool); {
+	case action == "accept" && approve:
+		_, err = p.approvals.Approve(r.ID, approvals.ByElicitation)
+	case action == "accept", action == "decline":
+		_, err = p.approvals.Deny(r.ID, approvals.ByElicitation, "the user declined")
+	}
+	if err != nil {
+		p.log.Debug("elicitation answer not recorded", "approval", r.ID, "err", err)
+	}
+	return Result{}, false
+}

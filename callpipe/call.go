@@ -195,3 +195,33 @@ func (c *Call) ProgressToken() any {
 	}
 	return c.Meta["progressToken"]
 }
+
+// ApprovalInputKey is the inputRequests key under which toolgate asks the
+// caller's own user to approve a held call (2026-07-28 MRTR).
+const ApprovalInputKey = "toolgate/approval"
+
+// ownInput splits off the part of a multi round-trip retry that answers
+// toolgate itself — its sealed requestState and the user's answer under
+// ApprovalInputKey — and returns the call as the downstream must see it,
+// without them. A call carrying the server's own state is returned as is.
+func (c *Call) ownInput() (call *Call, state string, answer any) {
+	if !c.hasState || !IsOwnState(c.RequestState) {
+		return c, "", nil
+	}
+	cp := *c
+	cp.RequestState, cp.hasState = "", false
+	answer = c.InputResponses[ApprovalInputKey]
+	if len(c.InputResponses) > 0 {
+		rest := make(map[string]any, len(c.InputResponses))
+		for k, v := range c.InputResponses {
+			if k != ApprovalInputKey {
+				rest[k] = v
+			}
+		}
+		cp.InputResponses = rest
+		if len(rest) == 0 {
+			cp.InputResponses = nil
+		}
+	}
+	return &cp, c.RequestState, answer
+}

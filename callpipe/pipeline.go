@@ -18,7 +18,6 @@ package callpipe
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -54,6 +53,10 @@ type Snapshot struct {
 	// Elicitation lets the caller's own user approve cautious writes
 	// (approvals.elicitation); never strict ones.
 	Elicitation bool
+	// ApproveHint, when set, names how an operator approves request id
+	// from where the call is held (e.g. "`toolgate approvals -w WS approve
+	// ID`"); nil uses the plain CLI command.
+	ApproveHint func(id string) string
 }
 
 // Request is one tools/call on its way through the pipeline.
@@ -74,6 +77,27 @@ type Request struct {
 	Asker Asker
 	// TraceID is the request's trace id, when it carried trace context.
 	TraceID string
+	// Hold, when set, can take a call that needs approval off the
+	// request (a 2026-07-28 client: a task, or an input-required result
+	// asking its own user). Nil: the call waits, as in the session era.
+	Hold Holder
+	// Wait overrides the snapshot's approval wait (a task's resumed call
+	// waits as long as the approval may take).
+	Wait time.Duration
+}
+
+// Holder takes a call that needs approval off its request, for clients
+// that can come back for it. Both methods report false when they do not
+// apply (the client did not declare what they need).
+type Holder interface {
+	// Task makes the held call a task and returns the result the client
+	// gets now (the task handle); resume runs the call to its end — waits
+	// for the approval, executes — and the holder calls it in the
+	// background with a context of its own, storing what it returns.
+	Task(ctx context.Context, approval approvals.Request, resume func(ctx context.Context) Result) ([]byte, bool)
+	// AskUser returns an input-required result asking the caller's own
+	// user to approve, carrying state (sealed) for the retry.
+	AskUser(ctx context.Context, approval approvals.Request, question, state string) ([]byte, bool)
 }
 
 // Result is what the transport sends back: a CallToolResult object, or a
@@ -157,7 +181,10 @@ type Options struct {
 	Approvals *approvals.Broker
 	Journal   *Journal
 	Redactor  Redactor
-	Logger    *slog.Logger
+	// Sealer seals the requestState toolgate issues; nil: no call is
+	// held by asking the caller's user.
+	Sealer *Sealer
+	Logger *slog.Logger
 }
 
 // Pipeline decides, executes and audits tools/calls. It is safe for
@@ -167,6 +194,7 @@ type Pipeline struct {
 	approvals *approvals.Broker
 	journal   *Journal
 	redactor  Redactor
+	sealer    *Sealer
 	log       *slog.Logger
 }
 
@@ -178,7 +206,7 @@ func New(opts Options) *Pipeline {
 	if opts.Redactor == nil {
 		opts.Redactor = noRedaction{}
 	}
-	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: opts.Redactor, log: opts.Logger}
+	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: textRedactor{opts.Redactor}, sealer: opts.Sealer, log: opts.Logger}
 }
 
 type noRedaction struct{}
@@ -194,6 +222,7 @@ func (p *Pipeline) Journal() *Journal { return p.journal }
 // before anything runs and an outcome event after.
 func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 	snap := p.snapshot()
+	ctx = withSnapshot(ctx, snap)
 	name := req.Name
 	if req.Call != nil {
 		name = req.Call.Name
@@ -207,7 +236,10 @@ func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(msg)
 		return p.refuse(ctx, ev, ev.Reason)
 	}
-	call := req.Call
+	// A retry answering toolgate's own question: the answer is the
+	// approval step's; the downstream sees the call without it.
+	call, ownState, ownAnswer := req.Call.ownInput()
+	req.Call = call
 	d := snap.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
 	ev.Decision, ev.Tier, ev.Payload.Effects = string(d.Outcome), string(d.Tier), string(d.Effects)
 	ev.Reason = p.redactor.Redact(d.Reason)
@@ -221,7 +253,18 @@ func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(err.Error())
 		return p.refuse(ctx, ev, ev.Reason)
 	}
+	if ownState != "" && d.Outcome != tiers.Approval {
+		run.Discard()
+		ev.Decision, ev.Reason = string(grantcheck.Deny), "the call carries an approval answer, but needs no approval now (the workspace changed); call again without requestState"
+		return p.refuse(ctx, ev, ev.Reason)
+	}
 	if d.Outcome == tiers.Approval {
+		if ownState != "" {
+			if r, refused := p.userAnswered(ctx, snap, req, d, ev, ownState, ownAnswer); refused {
+				run.Discard()
+				return r
+			}
+		}
 		if r, refused := p.approve(ctx, snap, req, d, ev, run.Preview()); refused {
 			run.Discard()
 			return r
@@ -291,16 +334,12 @@ func (p *Pipeline) redactAll(argv []string) []string {
 }
 
 // redactJSON removes credential values from a JSON document for the
-// client. Redaction replaces text, so the document is checked again: one
-// that no longer parses (a secret spanning an escape) is replaced by an
-// error result rather than sent broken.
+// client, however they are escaped (redact.go). A document that cannot be
+// redacted safely is replaced by an error result rather than sent.
 func (p *Pipeline) redactJSON(b []byte) []byte {
-	red := p.redactor.Redact(string(b))
-	if len(red) == len(b) && red == string(b) {
-		return b
-	}
-	if !json.Valid([]byte(red)) {
+	red, ok := redactDoc(p.redactor, b)
+	if !ok {
 		return ErrorResult("the result held a credential and was withheld")
 	}
-	return []byte(red)
+	return red
 }

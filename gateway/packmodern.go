@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
 )
@@ -40,8 +41,11 @@ func (h packModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.
 	case "tools/list":
 		return g.view(h.agent, h.s.pack.ID).modernList, nil
 	case "tools/call":
-		res := g.callPackTool(ctx, h.agent, h.s, m.ID, m.Params, req.Client(out))
+		hold := modernHold{g: g, agent: h.agent, surface: h.s.pack.ID, provider: callpipe.Command, req: req}
+		res := g.callPackTool(ctx, h.agent, h.s, m.ID, m.Params, req.Client(out), hold)
 		return modernResult(res), nil
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return g.taskOp(ctx, h.agent, callpipe.Command, h.s.pack.ID, m, req, nil)
 	case "subscriptions/listen":
 		return g.listen(ctx, h.agent, h.s.pack.ID, m, req, out)
 	}
@@ -52,7 +56,7 @@ func (h packModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.
 // refused and audited; other notifications mean nothing here.
 func (h packModern) Notify(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request) {
 	if m.Method == "tools/call" {
-		h.g.callPackTool(ctx, h.agent, h.s, nil, m.Params, mcpserve.Client{Version: req.Version})
+		h.g.callPackTool(ctx, h.agent, h.s, nil, m.Params, mcpserve.Client{Version: req.Version}, nil)
 	}
 }
 

@@ -59,7 +59,7 @@ func (ps *packSession) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 		switch m.Method {
 		case "tools/call":
 			// No id: refused and audited, never run; the transport answers.
-			ps.g.callPackTool(ctx, ps.agent, ps.s, nil, m.Params, ps.client())
+			ps.g.callPackTool(ctx, ps.agent, ps.s, nil, m.Params, ps.client(), nil)
 		case "notifications/cancelled":
 			ps.reqs.Cancel(m.Params)
 		}
@@ -90,7 +90,7 @@ func (ps *packSession) serve(ctx context.Context, m *jsonrpc.Message) (result, r
 	case "tools/list":
 		return ps.g.view(ps.agent, ps.s.pack.ID).list, nil
 	case "tools/call":
-		return ps.g.callPackTool(ctx, ps.agent, ps.s, m.ID, m.Params, ps.client()), nil
+		return ps.g.callPackTool(ctx, ps.agent, ps.s, m.ID, m.Params, ps.client(), nil), nil
 	}
 	return nil, jsonrpc.ErrorObject(jsonrpc.CodeMethodNotFound, "method not found: "+m.Method+" (a command pack surface serves tools only)")
 }
@@ -129,8 +129,8 @@ func (g *Gateway) initializeResult(version, surfaceID string) json.RawMessage {
 // answered by the job manager; everything else goes through the pipeline
 // (which refuses unknown and ungranted tools alike). id is nil for a call
 // sent without one, which the pipeline refuses and audits.
-func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id json.RawMessage, params json.RawMessage, client mcpserve.Client) json.RawMessage {
-	req := callpipe.Request{Agent: agent, Provider: callpipe.Command, Surface: s.pack.ID, Exec: packExecutor{g: g, s: s, agent: agent}}
+func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id json.RawMessage, params json.RawMessage, client mcpserve.Client, hold callpipe.Holder) json.RawMessage {
+	req := callpipe.Request{Agent: agent, Provider: callpipe.Command, Surface: s.pack.ID, Exec: packExecutor{g: g, agent: agent, s: s}, Hold: hold}
 	call, err := callpipe.ParseCall(params)
 	switch {
 	case err != nil:

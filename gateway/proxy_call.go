@@ -23,8 +23,8 @@ var errNoID = errors.New("tools/call was sent without an id (as a notification, 
 // from the parsed call — never the client's bytes — and a refused call
 // never reaches it. It returns the result for the client, or the server's
 // JSON-RPC error as is.
-func (g *Gateway) callServerTool(ctx context.Context, agent, server string, tc mcpproxy.ToolCall) (json.RawMessage, json.RawMessage) {
-	req := callpipe.Request{Agent: agent, Provider: callpipe.MCP, Surface: server, Exec: proxyExecutor{forward: tc.Forward, server: server}}
+func (g *Gateway) callServerTool(ctx context.Context, agent, server string, tc mcpproxy.ToolCall, hold callpipe.Holder) (json.RawMessage, json.RawMessage) {
+	req := callpipe.Request{Agent: agent, Provider: callpipe.MCP, Surface: server, Exec: proxyExecutor{forward: tc.Forward, server: server}, Hold: hold}
 	call, err := callpipe.ParseCall(tc.Params)
 	switch {
 	case err != nil:

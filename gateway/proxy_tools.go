@@ -178,7 +178,7 @@ func (g *Gateway) proxyHooks(agent string, ps *proxyServer) mcpproxy.Hooks {
 	return mcpproxy.Hooks{
 		ToolsList: func(result json.RawMessage) json.RawMessage { return g.filterTools(agent, ps, result) },
 		CallTool: func(ctx context.Context, call mcpproxy.ToolCall) (json.RawMessage, json.RawMessage) {
-			return g.callServerTool(ctx, agent, ps.id, call)
+			return g.callServerTool(ctx, agent, ps.id, call, nil)
 		},
 		ToolsChanged: func(ctx context.Context, s *mcpproxy.Session) {
 			list := func(ctx context.Context) ([]json.RawMessage, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpserve"
@@ -49,7 +50,17 @@ func (h *proxyModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserv
 			Forward: func(ctx context.Context, name string, params []byte) (json.RawMessage, json.RawMessage, error) {
 				return f.Do(ctx, "tools/call", name, params, notify)
 			}}
-		return g.callServerTool(ctx, h.agent, ps.id, tc)
+		hold := modernHold{g: g, agent: h.agent, surface: ps.id, provider: callpipe.MCP, req: req}
+		result, rpcErr := g.callServerTool(ctx, h.agent, ps.id, tc, hold)
+		if rpcErr == nil && string(jsonrpc.Field(result, "resultType")) == `"task"` && jsonrpc.Field(result, "taskId") != nil {
+			// A task the server created: routed back to it, for this agent.
+			result = g.adoptTask(ctx, h.agent, ps.id, result)
+		}
+		return result, rpcErr
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return g.taskOp(ctx, h.agent, callpipe.MCP, ps.id, m, req, func(ctx context.Context, params json.RawMessage) (json.RawMessage, json.RawMessage, error) {
+			return f.Do(ctx, m.Method, "", params, notify)
+		})
 	case "subscriptions/listen":
 		// The stream's notifications name the subscription by the id of
 		// the request that opened it: the client's, not the relay's.
@@ -84,7 +95,7 @@ func (h *proxyModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserv
 // forwarded.
 func (h *proxyModern) Notify(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request) {
 	if m.Method == "tools/call" {
-		h.g.callServerTool(ctx, h.agent, h.ps.id, mcpproxy.ToolCall{Params: m.Params, Client: mcpserve.Client{Version: req.Version}})
+		h.g.callServerTool(ctx, h.agent, h.ps.id, mcpproxy.ToolCall{Params: m.Params, Client: mcpserve.Client{Version: req.Version}}, nil)
 	}
 }
 

@@ -27,7 +27,7 @@ func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mc
 		opts.Modern = &proxyModern{g: g, agent: agent, ps: ps}
 		return opts, true
 	}
-	s, ok := g.surfaces[surfaceID]
+	s, ok := g.surface(surfaceID)
 	if !ok || !g.view(agent, surfaceID).holds() {
 		return opts, false
 	}
