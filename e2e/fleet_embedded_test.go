@@ -37,7 +37,7 @@ func TestFleetEmbedded(t *testing.T) {
 
 	// The second call gives up waiting and says how to approve it.
 	r2 := receive(t, held2)
-	id := approvalID.FindString(r2.text)
+	id := approvalIDPattern.FindString(r2.text)
 	hint := regexp.MustCompile("`toolgate (approvals -w [^`]+)`").FindStringSubmatch(r2.text)
 	if !r2.isErr || id == "" || hint == nil || !strings.HasSuffix(hint[1], "approve "+id) {
 		t.Fatalf("held call of stdio instance 2: %q, want approval pending with a `toolgate approvals -w` hint", r2.text)

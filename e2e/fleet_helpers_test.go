@@ -280,7 +280,7 @@ func allowDecisions(evs []audit.Event, action string) map[string]int64 {
 	return out
 }
 
-var approvalID = regexp.MustCompile(`ap-[0-9a-f]+`)
+var approvalIDPattern = regexp.MustCompile(`ap-[0-9a-f]+`)
 
 // logged is a process whose stderr (JSON log lines) is kept for the test.
 type logged struct {

@@ -131,7 +131,7 @@ func TestReloadWorkspace(t *testing.T) {
 	vault := mcpHTTP(t, d.base+"/mcp/vault", "tok-a1")
 	args := map[string]any{"item": "approved-before-reload"}
 	text, _, _, err := call(t, vault, "stash", args)
-	id := approvalID.FindString(text)
+	id := approvalIDPattern.FindString(text)
 	if err != nil || id == "" {
 		t.Fatalf("strict call: %q %v", text, err)
 	}
@@ -141,7 +141,7 @@ func TestReloadWorkspace(t *testing.T) {
 	rev = f.rewrite(t, func(s string) string { return "# reviewed\n" + s })
 	waitFor(t, 20*time.Second, "the comment edit to load", func() bool { return statusOf(t, d).Workspace.Revision == rev })
 	text, _, _, err = call(t, vault, "stash", args)
-	again := approvalID.FindString(text)
+	again := approvalIDPattern.FindString(text)
 	if err != nil || again == "" || again == id || !strings.HasPrefix(text, "DENIED: approval pending") {
 		t.Fatalf("the call approved under the old revision, repeated after the reload: %q", text)
 	}
