@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/tiers"
 )
 
@@ -234,7 +235,13 @@ func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 			msg += ": " + req.ParseErr.Error()
 		}
 		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(msg)
-		return p.refuse(ctx, ev, ev.Reason)
+		// A call that cannot be read is a protocol error: the client gets
+		// Invalid params (still with the DENIED text), as a server would
+		// answer it.
+		if err := p.journal.Append(ev); err != nil {
+			return auditFailure(err)
+		}
+		return Result{RPCError: jsonrpc.ErrorObject(jsonrpc.CodeInvalidParams, "Invalid params: "+DeniedPrefix+ev.Reason), Denied: true}
 	}
 	// A retry answering toolgate's own question: the answer is the
 	// approval step's; the downstream sees the call without it.
