@@ -281,10 +281,14 @@ func (g *Gateway) Store() state.Store { return g.store }
 // Close ends every MCP session, stops the background jobs (auditing their
 // ends), and releases the audit and the store.
 func (g *Gateway) Close() error {
+	// Endpoints close in parallel: each may wait seconds for stdio
+	// servers that will not exit.
+	var closing sync.WaitGroup
 	g.endpoints.Range(func(_, v any) bool {
-		v.(*mcpserve.Endpoint).Close()
+		closing.Go(v.(*mcpserve.Endpoint).Close)
 		return true
 	})
+	closing.Wait()
 	g.proxy.close()
 	g.approvals.Close()
 	g.closeJobs()

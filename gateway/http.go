@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -11,10 +9,6 @@ import (
 
 	"github.com/toolgate/toolgate/mcpserve"
 )
-
-// DefaultMaxBody caps a request body when the workspace sets no max_body:
-// MCP requests are small, and an unbounded body is a memory lever.
-const DefaultMaxBody = 1 << 20
 
 // sessionIdleTTL ends MCP sessions nobody has used for this long.
 const sessionIdleTTL = 30 * time.Minute
@@ -35,7 +29,7 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	mux.Handle("/mcp/{surface}", h)
 	g.mountAdmin(mux)
 	g.mountHealth(mux)
-	return mux
+	return g.boundBodies(mux)
 }
 
 type httpFront struct {
@@ -55,29 +49,8 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unsupported media type: MCP requests are Content-Type: application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	maxBody := int64(g.ws.Gateway.MaxBodyBytes)
-	if maxBody <= 0 {
-		maxBody = DefaultMaxBody
-	}
-	if r.ContentLength > maxBody {
-		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-		return
-	}
-	if r.Method == http.MethodPost {
-		// The whole body must arrive within body_timeout: a body trickled
-		// a byte at a time cannot hold the connection. It is read here,
-		// whole, so the deadline can be lifted again before the request
-		// runs (a call may wait minutes for an approval).
-		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(g.ws.Gateway.BodyTimeoutOrDefault()))
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-		_ = rc.SetReadDeadline(time.Time{})
-		if err != nil {
-			http.Error(w, "request body too large, or not sent within gateway.body_timeout ("+g.ws.Gateway.BodyTimeoutOrDefault().String()+"): "+err.Error(), http.StatusRequestEntityTooLarge)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-	}
+	// The body is already read, within body_timeout and max_body
+	// (boundBodies).
 
 	agent, ok := h.identify(w, r)
 	if !ok {

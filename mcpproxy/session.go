@@ -401,13 +401,23 @@ func (s *Session) drop(id int64) {
 	s.mu.Unlock()
 }
 
+// cancelDownstream tells the server a request ended, in the background:
+// the caller has its answer at once, whatever the server does with the
+// notification (an HTTP server that never answers its POST, a stdio one
+// that stopped reading). The send is bounded (cancelSendMax over HTTP,
+// the write deadline on stdio), so the goroutine does not outlive it.
 func (s *Session) cancelDownstream(conn Conn, id json.RawMessage, reason string) {
 	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
 	msg := (&jsonrpc.Message{Method: "notifications/cancelled", Params: params}).Encode()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = conn.Send(ctx, msg, nil)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cancelSendMax)
+		defer cancel()
+		_ = conn.Send(ctx, msg, nil)
+	}()
 }
+
+// cancelSendMax bounds the send of one notifications/cancelled.
+const cancelSendMax = 2 * time.Second
 
 // progressToken returns params._meta.progressToken, or nil.
 func progressToken(params json.RawMessage) json.RawMessage {

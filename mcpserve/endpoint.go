@@ -89,9 +89,13 @@ func (e *Endpoint) Close() {
 		e.janitor = nil
 	}
 	e.mu.Unlock()
+	// In parallel: each may wait for a server that will not exit, and
+	// one after another they would hold shutdown that long times N.
+	var ending sync.WaitGroup
 	for _, hs := range all {
-		e.end(hs)
+		ending.Go(func() { e.end(hs) })
 	}
+	ending.Wait()
 	e.wg.Wait()
 }
 
@@ -115,8 +119,15 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if hs == nil {
 			return
 		}
-		e.end(hs)
+		// The client has its answer first: ending the session may take
+		// seconds (a stdio server that will not exit gets its grace
+		// period, SIGTERM, then SIGKILL), and that is not its to wait for.
+		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusOK)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		e.end(hs)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
