@@ -179,6 +179,9 @@ func (c *sseConn) Send(ctx context.Context, msg []byte, _ json.RawMessage) error
 	for k, v := range c.cfg.Headers {
 		req.Header.Set(k, v)
 	}
+	if c.cfg.RequestHeaders != nil {
+		c.cfg.RequestHeaders(ctx, msg, req.Header)
+	}
 	resp, err := httpClient(c.cfg).Do(req)
 	if err != nil {
 		return fmt.Errorf("server %q: %w", c.cfg.ID, err)

@@ -151,6 +151,9 @@ func (c *streamConn) post(ctx context.Context, msg []byte) (*http.Response, erro
 	if c.stateless {
 		setStandardHeaders(req.Header, msg, c.cfg)
 	}
+	if c.cfg.RequestHeaders != nil {
+		c.cfg.RequestHeaders(ctx, msg, req.Header)
+	}
 	resp, err := httpClient(c.cfg).Do(req)
 	if err != nil {
 		if c.ctx.Err() != nil {
