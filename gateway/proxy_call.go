@@ -129,4 +129,3 @@ func toolNameOf(params json.RawMessage) string {
 	}
 	return p.Name
 }
-
