@@ -172,7 +172,9 @@ func (c *countedSession) Close() error {
 // downstreamUp records a downstream server's health from an outcome (a
 // probe, a listing, a restart): up when err is nil.
 func (g *Gateway) downstreamUp(server string, err error) {
-	g.metrics.SetDownstreamUp(server, err == nil)
+	if g.metrics != nil { // nil for ListServerTools' gateway
+		g.metrics.SetDownstreamUp(server, err == nil)
+	}
 }
 
 // downstreamHeaders is mcpproxy.Config.RequestHeaders: the trace context
