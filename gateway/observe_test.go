@@ -239,3 +239,73 @@ func TestTraceThroughAPackCall(t *testing.T) {
 		t.Errorf("gateway span carries no decision: %v", gw.Attributes)
 	}
 }
+
+// TestTraceFromHTTPHeader: with no _meta traceparent, the HTTP traceparent
+// header of the request is continued, in both eras, and recorded in the
+// audit; a call's _meta traceparent wins over the header.
+func TestTraceFromHTTPHeader(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	wsPath := filepath.Join(dir, "toolgate.yaml")
+	if err := os.WriteFile(wsPath, []byte(strings.Replace(pipelineWorkspace, "  - id: reader\n", "  - id: reader\n    token: {env: READER}\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d.json"), []byte(`{"a":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	auditPath := filepath.Join(dir, "audit.jsonl")
+	env := map[string]string{"PATH": os.Getenv("PATH"), "READER": "tok"}
+	g, err := Open(context.Background(), wsPath, Options{Getenv: func(k string) string { return env[k] }, AuditPath: auditPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	h := g.Handler(HTTPOptions{})
+	post := func(sid, traceparent, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/mcp/json-tools", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Authorization", "Bearer tok")
+		if sid != "" {
+			r.Header.Set("Mcp-Session-Id", sid)
+		}
+		if traceparent != "" {
+			r.Header.Set("traceparent", traceparent)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			t.Fatalf("POST %s: %d %s", body, w.Code, w.Body)
+		}
+		return w
+	}
+	const headerTrace, metaTrace = "11111111111111111111111111111111", "22222222222222222222222222222222"
+	tp := func(id string) string { return "00-" + id + "-00f067aa0ba902b7-01" }
+	sid := post("", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`).Header().Get("Mcp-Session-Id")
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query","arguments":{"filter":".a","file":"d.json"}}}`
+	post(sid, tp(headerTrace), call)
+	post(sid, tp(headerTrace), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"query","arguments":{"filter":".a","file":"d.json"},"_meta":{"traceparent":"`+tp(metaTrace)+`"}}}`)
+	modern := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"query","arguments":{"filter":".a","file":"d.json"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	r := httptest.NewRequest("POST", "/mcp/json-tools", strings.NewReader(modern))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer tok")
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	r.Header.Set("Mcp-Method", "tools/call")
+	r.Header.Set("Mcp-Name", "query")
+	r.Header.Set("traceparent", tp(headerTrace))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Fatalf("modern call: %d %s", w.Code, w.Body)
+	}
+	var got []string
+	for _, ev := range auditEvents(t, auditPath) {
+		if ev.Action == "command:call:json-tools:query" && ev.Of == nil {
+			got = append(got, ev.TraceID)
+		}
+	}
+	if strings.Join(got, ",") != headerTrace+","+metaTrace+","+headerTrace {
+		t.Fatalf("audit trace ids %v, want header, _meta, header", got)
+	}
+}
