@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/tiers"
 )
 
@@ -257,7 +258,13 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 			msg += ": " + req.ParseErr.Error()
 		}
 		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(msg)
-		return p.refuse(ctx, ev, ev.Reason)
+		// A call that cannot be read is a protocol error: the client gets
+		// Invalid params (still with the DENIED text), as a server would
+		// answer it.
+		if err := p.journal.Append(ev); err != nil {
+			return auditFailure(err)
+		}
+		return Result{RPCError: jsonrpc.ErrorObject(jsonrpc.CodeInvalidParams, "Invalid params: "+DeniedPrefix+ev.Reason), Denied: true}
 	}
 	// A retry answering toolgate's own question: the answer is the
 	// approval step's; the downstream sees the call without it.
@@ -366,4 +373,13 @@ func (p *Pipeline) redactJSON(b []byte) []byte {
 		return ErrorResult("the result held a credential and was withheld")
 	}
 	return red
+}
+
+// RedactMessage removes credential values from a message a downstream
+// server sends the client outside any call's result — a notification (a
+// log message), a request (an elicitation's text) — however they are
+// escaped. ok is false when the message cannot be redacted safely; it must
+// then not be relayed.
+func (p *Pipeline) RedactMessage(msg []byte) ([]byte, bool) {
+	return redactDoc(p.redactor, msg)
 }

@@ -199,6 +199,13 @@ func mustCall(t *testing.T, params string) *Call {
 
 func resultText(t *testing.T, r Result) (string, bool) {
 	t.Helper()
+	if r.RPCError != nil && r.JSON == nil {
+		var e struct{ Message string }
+		if err := json.Unmarshal(r.RPCError, &e); err != nil {
+			t.Fatalf("rpc error %s: %v", r.RPCError, err)
+		}
+		return strings.TrimPrefix(e.Message, "Invalid params: "), true
+	}
 	var res struct {
 		Content []struct{ Text string } `json:"content"`
 		IsError bool                    `json:"isError"`

@@ -202,7 +202,7 @@ func TestTraceThroughAPackCall(t *testing.T) {
 	}
 	const traceID, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	params := `{"name":"query","arguments":{"filter":".a","file":"d.json"},"_meta":{"traceparent":"00-` + traceID + `-` + parent + `-01"}}`
-	raw := g.callPackTool(context.Background(), "reader", g.rev.Load().surfaces["json-tools"], json.RawMessage(`1`), json.RawMessage(params), mcpserve.Client{}, nil)
+	raw, _ := g.callPackTool(context.Background(), "reader", g.rev.Load().surfaces["json-tools"], json.RawMessage(`1`), json.RawMessage(params), mcpserve.Client{}, nil)
 	if strings.Contains(string(raw), `"isError":true`) {
 		t.Fatalf("call: %s", raw)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy"
@@ -19,6 +21,21 @@ type toolEntry struct {
 	info   grantcheck.ToolInfo
 	raw    json.RawMessage
 	digest pin.Digest
+	// headers is the tool decoded, when its schema mirrors arguments into
+	// Mcp-Param-* headers (x-mcp-header): toolgate validates a client's
+	// headers against the body and writes the downstream's from it.
+	headers *mcp.Tool
+}
+
+// headerTool returns the definition of tool name when it declares
+// x-mcp-header parameters, nil otherwise.
+func (ps *proxyServer) headerTool(name string) *mcp.Tool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if i, ok := ps.toolsIdx[name]; ok {
+		return ps.tools[i].headers
+	}
+	return nil
 }
 
 // parseTool reads one listed tool; prev, when it has the same bytes,
@@ -51,8 +68,15 @@ func parseToolInfo(raw json.RawMessage) (toolEntry, bool) {
 	if json.Unmarshal(raw, &t) != nil || t.Name == "" {
 		return toolEntry{}, false
 	}
-	return toolEntry{raw: raw, info: grantcheck.ToolInfo{Name: t.Name, Description: t.Description,
-		InputSchema: t.InputSchema, ReadOnlyHint: t.Annotations.ReadOnlyHint}}, true
+	e := toolEntry{raw: raw, info: grantcheck.ToolInfo{Name: t.Name, Description: t.Description,
+		InputSchema: t.InputSchema, ReadOnlyHint: t.Annotations.ReadOnlyHint}}
+	if bytes.Contains(t.InputSchema, []byte("x-mcp-header")) {
+		var def mcp.Tool
+		if json.Unmarshal(raw, &def) == nil && mcp.ValidateParamHeaderAnnotations(&def) == nil {
+			e.headers = &def
+		}
+	}
+	return e, true
 }
 
 func sameTool(a, b grantcheck.ToolInfo) bool {
