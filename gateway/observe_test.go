@@ -20,6 +20,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/mcpserve"
 )
 
@@ -307,5 +308,46 @@ func TestTraceFromHTTPHeader(t *testing.T) {
 	}
 	if strings.Join(got, ",") != headerTrace+","+metaTrace+","+headerTrace {
 		t.Fatalf("audit trace ids %v, want header, _meta, header", got)
+	}
+}
+
+// TestForwardedMeta: what a proxied call's _meta carries downstream. A
+// caller's trace context is continued (tracing off: passed on as it came);
+// a malformed or oversized one is not forwarded at all; other members are
+// kept.
+func TestForwardedMeta(t *testing.T) {
+	t.Parallel()
+	g := openTestGateway(t, "")
+	const good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	cases := []struct {
+		name, meta string
+		want       map[string]any
+	}{
+		{"no _meta", ``, nil},
+		{"no trace keys", `,"_meta":{"progressToken":7}`, map[string]any{"progressToken": json.Number("7")}},
+		{"valid traceparent passes on", `,"_meta":{"traceparent":"` + good + `","k":"v"}`, map[string]any{"traceparent": good, "k": "v"}},
+		{"malformed traceparent dropped", `,"_meta":{"traceparent":"00-zz-01","tracestate":"evil=1","k":"v"}`, map[string]any{"k": "v"}},
+		{"oversized traceparent dropped", `,"_meta":{"traceparent":"` + good + strings.Repeat("0", 300) + `"}`, map[string]any{}},
+		{"traceparent of the wrong type dropped", `,"_meta":{"traceparent":42}`, map[string]any{}},
+	}
+	for _, c := range cases {
+		call, err := callpipe.ParseCall([]byte(`{"name":"x","arguments":{}` + c.meta + `}`))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		ctx, span := g.startCallSpan(context.Background(), call, "a", "s")
+		got := g.forwardedMeta(ctx, call)
+		span.End()
+		if c.want == nil {
+			if got != nil {
+				t.Errorf("%s: %v, want no _meta", c.name, got)
+			}
+			continue
+		}
+		b1, _ := json.Marshal(got)
+		b2, _ := json.Marshal(c.want)
+		if string(b1) != string(b2) {
+			t.Errorf("%s: forwarded %s, want %s", c.name, b1, b2)
+		}
 	}
 }
