@@ -146,6 +146,7 @@ func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id
 			return res, nil
 		}
 		req.Asker = mcpserve.NewAsker(client, id, call.ProgressToken())
+		req.Protocol = client.Version
 		var span trace.Span
 		ctx, span = g.startCallSpan(ctx, call, agent, s.pack.ID)
 		defer span.End()

@@ -37,6 +37,7 @@ func (g *Gateway) callServerTool(ctx context.Context, agent, server string, tc m
 	default:
 		req.Call = call
 		req.Asker = mcpserve.NewAsker(tc.Client, tc.ID, call.ProgressToken())
+		req.Protocol = tc.Client.Version
 		var span trace.Span
 		ctx, span = g.startCallSpan(ctx, call, agent, server)
 		defer span.End()
