@@ -36,6 +36,10 @@ type Options struct {
 	IdleTTL time.Duration
 	// MaxSessions bounds the open sessions of the endpoint (0: no bound).
 	MaxSessions int
+	// ResumeGrace is how long a request whose client went away from its
+	// resumable SSE stream waits to be resumed before it is cancelled
+	// (0: DefaultResumeGrace).
+	ResumeGrace time.Duration
 	Logger      *slog.Logger
 }
 
@@ -59,6 +63,9 @@ type Endpoint struct {
 func NewEndpoint(opts Options) *Endpoint {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ResumeGrace <= 0 {
+		opts.ResumeGrace = DefaultResumeGrace
 	}
 	return &Endpoint{opts: opts, log: opts.Logger, sessions: map[string]*httpSession{}}
 }
@@ -161,11 +168,5 @@ func accepts(r *http.Request, mediaType string) bool {
 	return false
 }
 
-func writeEvent(w io.Writer, msg []byte) bool {
-	buf := make([]byte, 0, len(msg)+32)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, msg...)
-	buf = append(buf, "\n\n"...)
-	_, err := w.Write(buf)
-	return err == nil
-}
+// writeEvent writes one SSE message event without an id.
+func writeEvent(w io.Writer, msg []byte) bool { return writeSSE(w, "", msg) }
