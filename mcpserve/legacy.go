@@ -106,7 +106,7 @@ func (hs *httpSession) newRequestStream(id json.RawMessage, method string, resum
 
 // release ends a request stream: its request's context ends, and
 // messages still bound for it go elsewhere. An answered stream of a
-// resumable client is kept a while (its response only) for a late resume.
+// resumable client is kept a while (bounded) for a late resume.
 func (hs *httpSession) release(st *stream) {
 	st.mu.Lock()
 	if st.released {
@@ -131,7 +131,7 @@ func (hs *httpSession) release(st *stream) {
 		}
 	}
 	if hs.byNum[st.num] == st {
-		if finished && st.log.keepLast(finishedBytes) {
+		if finished && st.log.trim(finishedBytes) {
 			hs.finished = append(hs.finished, st)
 			if len(hs.finished) > finishedKeep {
 				delete(hs.byNum, hs.finished[0].num)

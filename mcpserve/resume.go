@@ -177,7 +177,13 @@ func (e *Endpoint) standalone(w http.ResponseWriter, r *http.Request, hs *httpSe
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	if st.log != nil {
-		if !writePriming(w, st.log.last(), clientRetry) {
+		// The priming event names where this connection starts: the
+		// resume point, or the last event the stream had.
+		from := st.log.last()
+		if _, last, _ := parseEventID(from); resume && after < last {
+			from = eventID(standaloneStream, after)
+		}
+		if !writePriming(w, from, clientRetry) {
 			return
 		}
 		if resume {

@@ -40,8 +40,9 @@ const (
 	replayEvents = 256
 	replayBytes  = 4 << 20
 	// finishedKeep is how many answered request streams a session keeps
-	// (their response only, up to finishedBytes) for a client whose
-	// connection broke just as the response was written.
+	// (their latest events, up to finishedBytes each) for a client whose
+	// connection broke unnoticed while they were written: a write to a
+	// connection the client closed can still succeed.
 	finishedKeep  = 8
 	finishedBytes = 1 << 20
 	// takeoverWait bounds how long a resume waits for the response that
@@ -137,18 +138,18 @@ func (l *eventLog) since(seq int64) []sentEvent {
 	return out
 }
 
-// keepLast drops every kept event but the last (a finished stream's
-// response), and reports whether what is left fits maxBytes.
-func (l *eventLog) keepLast(maxBytes int) bool {
+// trim drops the oldest kept events until the rest fit maxBytes, and
+// reports whether any is left (a finished stream keeps its response, the
+// last event, if nothing else).
+func (l *eventLog) trim(maxBytes int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.kept) == 0 {
-		return false
+	for len(l.kept) > 0 && l.size > maxBytes {
+		l.size -= len(l.kept[0].msg)
+		l.kept[0] = sentEvent{}
+		l.kept = l.kept[1:]
 	}
-	last := l.kept[len(l.kept)-1]
-	l.kept = []sentEvent{last}
-	l.size = len(last.msg)
-	return l.size <= maxBytes
+	return len(l.kept) > 0
 }
 
 // stream is one SSE stream of a session: a request's (opened by its POST,
