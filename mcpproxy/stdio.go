@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,6 +180,14 @@ func (c *stdioConn) Send(_ context.Context, msg []byte, _ json.RawMessage) error
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	buf := make([]byte, 0, len(msg)+1)
+	if bytes.ContainsAny(msg, "\r\n") {
+		// A client's message may hold line breaks between tokens, which
+		// would end the line early: compact them away.
+		var b bytes.Buffer
+		if json.Compact(&b, msg) == nil {
+			msg = b.Bytes()
+		}
+	}
 	buf = append(append(buf, msg...), '\n')
 	_ = c.in.SetWriteDeadline(time.Now().Add(c.writeTimeout()))
 	if _, err := c.in.Write(buf); err != nil {
