@@ -142,7 +142,8 @@ func (c *stdioConn) readStderr(r io.Reader) {
 		line, err := br.ReadString('\n')
 		if line != "" {
 			if len(line) > 512 {
-				line = line[:512]
+				// Cut, but keep the line a line: the tail is read by lines.
+				line = line[:512] + "\n"
 			}
 			log.Debug("mcp server stderr", "server", c.cfg.ID, "line", strings.TrimRight(line, "\n"))
 			c.tailMu.Lock()
