@@ -130,18 +130,28 @@ func (b *Broker) waitStore(ctx context.Context, key Key, info Info, opts WaitOpt
 		tick = t.C
 	}
 	told := ""
+	var last Request
 	for {
+		if ctx.Err() != nil && last.ID != "" {
+			// The caller left while the request waited: that is not a
+			// store failure.
+			return Result{Outcome: Canceled, Request: last}
+		}
 		actx, cancel := context.WithTimeout(ctx, storeTimeout)
 		acq, err := b.store.AcquireApproval(actx, Acquire{Key: key, Info: info, Now: time.Now(), TTL: b.ttl, MaxPending: b.maxPending, NewID: newID()})
 		cancel()
 		b.report(acq.Expired...)
 		if err != nil {
+			if ctx.Err() != nil && last.ID != "" {
+				return Result{Outcome: Canceled, Request: last}
+			}
 			return Result{Outcome: Failed, Err: err}
 		}
 		if acq.Outcome != StillPending {
 			return Result{Outcome: acq.Outcome, Request: acq.Request}
 		}
 		req := acq.Request
+		last = req
 		if acq.Opened && opts.Opened != nil {
 			opts.Opened(req)
 		}

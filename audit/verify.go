@@ -29,6 +29,10 @@ type Report struct {
 	Checkpoints  int
 	SignedSeq    int64
 	UnsignedTail int
+	// PreviousKeyCheckpoints counts the checkpoints signed by one of
+	// VerifyOptions.PreviousKeys (a key rotated out); they are not counted
+	// in Checkpoints and cover nothing.
+	PreviousKeyCheckpoints int
 	// Unfinished lists allowed decisions that no outcome event (Of) follows:
 	// the gateway stopped during the call, or the call is still running.
 	// A finding for people to look at, not a broken chain.
@@ -53,6 +57,12 @@ type VerifyOptions struct {
 	// AllowUnsignedTail accepts events after the last checkpoint, as a log
 	// that a gateway is appending to right now has.
 	AllowUnsignedTail bool
+	// PreviousKeys are signing keys rotated out: a checkpoint they signed
+	// is checked and accepted, but only checkpoints by PublicKey count as
+	// signing the chain — so the chain must still hold one by PublicKey and
+	// end with one, and a holder of an old key cannot rewrite the chain or
+	// extend it unnoticed.
+	PreviousKeys []ed25519.PublicKey
 }
 
 // Problem names what is wrong with the first bad line of a log.
@@ -209,11 +219,22 @@ func verifyChain(r io.Reader, opts VerifyOptions) (Report, int, error) {
 				Detail: fmt.Sprintf("prev is %q but the previous line's hash is %q: the line was rewritten or a line before it replaced", short(*ev.Prev), short(prev))}
 		}
 		if ev.Decision == DecisionCheckpoint && ev.Checkpoint != nil {
-			if detail := checkCheckpoint(ev.Checkpoint, want, prev, opts.PublicKey); detail != "" {
+			pub := opts.PublicKey
+			previous := false
+			for _, k := range opts.PreviousKeys {
+				if pub != nil && ev.Checkpoint.Key == KeyID(k) && ev.Checkpoint.Key != KeyID(pub) {
+					pub, previous = k, true
+				}
+			}
+			if detail := checkCheckpoint(ev.Checkpoint, want, prev, pub); detail != "" {
 				return rep, lineNo, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemSignature, Detail: detail}
 			}
-			rep.Checkpoints++
-			rep.SignedSeq, rep.UnsignedTail = ev.Checkpoint.Seq, -1
+			if previous {
+				rep.PreviousKeyCheckpoints++
+			} else {
+				rep.Checkpoints++
+				rep.SignedSeq, rep.UnsignedTail = ev.Checkpoint.Seq, -1
+			}
 		}
 		if ev.Of != nil {
 			delete(open, *ev.Of)

@@ -26,13 +26,14 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	call := req.Call
 	key := approvals.Key{Agent: req.Agent, Action: ev.Action, ArgsSHA256: call.Digest, Revision: snap.Revision}
 	info := approvals.Info{
-		Arguments: json.RawMessage(p.redactor.Redact(string(call.ArgsJSON))),
-		Argv:      p.redactAll(preview),
-		Tier:      string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
+		Argv: p.redactAll(preview),
+		Tier: string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
 	}
-	if !json.Valid(info.Arguments) {
-		// Redaction broke the JSON (a secret spanning an escape): show it as text.
-		info.Arguments = json.RawMessage(strictjson.AppendString(nil, string(info.Arguments)))
+	if args, ok := redactDoc(p.redactor, call.ArgsJSON); ok {
+		info.Arguments = args
+	} else {
+		// A credential outside any string (a number): show the text redacted.
+		info.Arguments = json.RawMessage(strictjson.AppendString(nil, p.redactor.Redact(string(call.ArgsJSON))))
 	}
 	if preview == nil {
 		info.Argv = nil
@@ -60,7 +61,7 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		asker := req.Asker
 		wait := opts.Wait
 		opts.Progress = func(r approvals.Request, elapsed time.Duration) {
-			asker.Progress(ctx, elapsed.Seconds(), wait.Seconds(), fmt.Sprintf("waiting for approval %s: toolgate approvals approve %s", r.ID, r.ID))
+			asker.Progress(ctx, elapsed.Seconds(), wait.Seconds(), fmt.Sprintf("waiting for approval %s: %s", r.ID, approveHint(snap, r.ID)))
 		}
 		// The caller's own user may approve only a cautious write, and only
 		// where the workspace allows it: a strict call is never approved by
@@ -82,6 +83,9 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		// approvals, or the store is down): refused, never run.
 		ev.Decision = string(grantcheck.Deny)
 		msg := "the approval could not be requested"
+		if ctx.Err() != nil {
+			msg = "the client went away before the approval could be requested"
+		}
 		if res.Err != nil {
 			msg += ": " + res.Err.Error()
 		}
@@ -95,8 +99,8 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	}
 	ev.Decision = string(grantcheck.Approval)
 	ev.Reason = ev.Reason + "; approval pending " + r.ID
-	hint := fmt.Sprintf("approval pending %s (%s). An operator approves it with `toolgate approvals approve %s` or in the console at /ui; then repeat the identical call (same arguments) within %s.",
-		r.ID, p.redactor.Redact(d.Reason), r.ID, p.approvals.TTL())
+	hint := fmt.Sprintf("approval pending %s (%s). An operator approves it with %s; then repeat the identical call (same arguments) within %s.",
+		r.ID, p.redactor.Redact(d.Reason), approveHint(snap, r.ID), p.approvals.TTL())
 	if res.Outcome == approvals.Canceled {
 		hint = "approval pending " + r.ID + " (the client stopped waiting)"
 	}

@@ -18,13 +18,13 @@ package callpipe
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/tiers"
 )
 
@@ -54,6 +54,10 @@ type Snapshot struct {
 	// Elicitation lets the caller's own user approve cautious writes
 	// (approvals.elicitation); never strict ones.
 	Elicitation bool
+	// ApproveHint, when set, names how an operator approves request id
+	// from where the call is held (e.g. "`toolgate approvals -w WS approve
+	// ID`"); nil uses the plain CLI command.
+	ApproveHint func(id string) string
 }
 
 // Request is one tools/call on its way through the pipeline.
@@ -203,7 +207,7 @@ func New(opts Options) *Pipeline {
 	if opts.Redactor == nil {
 		opts.Redactor = noRedaction{}
 	}
-	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: opts.Redactor, sealer: opts.Sealer, log: opts.Logger}
+	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: textRedactor{opts.Redactor}, sealer: opts.Sealer, log: opts.Logger}
 }
 
 type noRedaction struct{}
@@ -219,6 +223,7 @@ func (p *Pipeline) Journal() *Journal { return p.journal }
 // before anything runs and an outcome event after.
 func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 	snap := p.snapshot()
+	ctx = withSnapshot(ctx, snap)
 	name := req.Name
 	if req.Call != nil {
 		name = req.Call.Name
@@ -230,7 +235,13 @@ func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 			msg += ": " + req.ParseErr.Error()
 		}
 		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(msg)
-		return p.refuse(ctx, ev, ev.Reason)
+		// A call that cannot be read is a protocol error: the client gets
+		// Invalid params (still with the DENIED text), as a server would
+		// answer it.
+		if err := p.journal.Append(ev); err != nil {
+			return auditFailure(err)
+		}
+		return Result{RPCError: jsonrpc.ErrorObject(jsonrpc.CodeInvalidParams, "Invalid params: "+DeniedPrefix+ev.Reason), Denied: true}
 	}
 	// A retry answering toolgate's own question: the answer is the
 	// approval step's; the downstream sees the call without it.
@@ -330,16 +341,21 @@ func (p *Pipeline) redactAll(argv []string) []string {
 }
 
 // redactJSON removes credential values from a JSON document for the
-// client. Redaction replaces text, so the document is checked again: one
-// that no longer parses (a secret spanning an escape) is replaced by an
-// error result rather than sent broken.
+// client, however they are escaped (redact.go). A document that cannot be
+// redacted safely is replaced by an error result rather than sent.
 func (p *Pipeline) redactJSON(b []byte) []byte {
-	red := p.redactor.Redact(string(b))
-	if len(red) == len(b) && red == string(b) {
-		return b
-	}
-	if !json.Valid([]byte(red)) {
+	red, ok := redactDoc(p.redactor, b)
+	if !ok {
 		return ErrorResult("the result held a credential and was withheld")
 	}
-	return []byte(red)
+	return red
+}
+
+// RedactMessage removes credential values from a message a downstream
+// server sends the client outside any call's result — a notification (a
+// log message), a request (an elicitation's text) — however they are
+// escaped. ok is false when the message cannot be redacted safely; it must
+// then not be relayed.
+func (p *Pipeline) RedactMessage(msg []byte) ([]byte, bool) {
+	return redactDoc(p.redactor, msg)
 }

@@ -28,6 +28,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	defer closeFleetPG() // the PostgreSQL cluster the fleet tests share
 	binary = filepath.Join(dir, "toolgate")
 	build := exec.Command("go", "build", "-o", binary, "../cmd/toolgate")
 	build.Stderr = os.Stderr

@@ -102,23 +102,34 @@ func (g *Gateway) adminOnly(h http.HandlerFunc) http.Handler {
 	})
 }
 
-// handlePending lists the pending approval requests, oldest first.
-func (g *Gateway) handlePending(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, nonNil(g.approvals.Pending()))
+// handlePending lists the pending approval requests of the whole
+// deployment (every process sharing the store), oldest first.
+func (g *Gateway) handlePending(w http.ResponseWriter, r *http.Request) {
+	pending, err := g.approvals.PendingContext(r.Context())
+	if err != nil {
+		jsonError(w, http.StatusServiceUnavailable, "the shared store did not answer: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(pending))
 }
 
 // handleApproval shows one request in whatever state it is.
 func (g *Gateway) handleApproval(w http.ResponseWriter, r *http.Request) {
-	req, ok := g.approvals.Get(r.PathValue("id"))
-	if !ok {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("no approval request %q in this gateway process", r.PathValue("id")))
-		return
+	req, err := g.approvals.GetContext(r.Context(), r.PathValue("id"))
+	switch {
+	case errors.Is(err, approvals.ErrNotFound):
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("no approval request %q in this deployment's store", r.PathValue("id")))
+	case err != nil:
+		jsonError(w, http.StatusServiceUnavailable, "the shared store did not answer: "+err.Error())
+	default:
+		writeJSON(w, http.StatusOK, req)
 	}
-	writeJSON(w, http.StatusOK, req)
 }
 
+// handleApprove approves a request held by any process of the deployment;
+// the call waiting on it wakes wherever it is.
 func (g *Gateway) handleApprove(w http.ResponseWriter, r *http.Request) {
-	req, err := g.approvals.Approve(r.PathValue("id"), approvals.ByOperator)
+	req, err := g.approvals.ApproveContext(r.Context(), r.PathValue("id"), approvals.ByOperator)
 	g.answerDecision(w, req, err)
 }
 
@@ -139,7 +150,7 @@ func (g *Gateway) handleDeny(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	req, err := g.approvals.Deny(r.PathValue("id"), approvals.ByOperator, body.Reason)
+	req, err := g.approvals.DenyContext(r.Context(), r.PathValue("id"), approvals.ByOperator, body.Reason)
 	g.answerDecision(w, req, err)
 }
 

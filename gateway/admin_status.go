@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"strconv"
@@ -10,10 +11,11 @@ import (
 	"github.com/toolgate/toolgate/audit"
 )
 
-// auditHealth remembers how the last audit append went, so the status API
-// can show an audit log that stopped accepting events (and calls with it).
-// AuditStatus is the audit log's health as the status API shows it.
+// AuditStatus is the audit's health as the status API shows it, so an
+// audit that stopped accepting events (and calls with it) is visible.
 type AuditStatus struct {
+	// Path is the JSONL file, or the database (postgres://user@host/db)
+	// holding the chain.
 	Path string `json:"path"`
 	// OK is false when the last append failed or the file cannot be opened
 	// for appending: calls are then refused (the audit fails closed).
@@ -23,11 +25,18 @@ type AuditStatus struct {
 	LastOKAt  time.Time `json:"last_ok_at,omitzero"`
 	Appended  int64     `json:"appended"`
 	FileBytes int64     `json:"file_bytes"`
+	// Batches is how many group commits carried Appended events (their
+	// ratio is the average batch).
+	Batches int64 `json:"batches"`
 }
 
 func (g *Gateway) auditStatus() AuditStatus {
 	h := g.pipe.Journal().Health()
-	st := AuditStatus{Path: g.audit.Path(), OK: h.OK, Error: h.Error, ErrorAt: h.ErrorAt, LastOKAt: h.LastOKAt, Appended: h.Appended}
+	st := AuditStatus{Path: g.audit.where(), OK: h.OK, Error: h.Error, ErrorAt: h.ErrorAt, LastOKAt: h.LastOKAt, Appended: h.Appended}
+	st.Batches, _ = g.audit.stats()
+	if g.audit.pg != nil {
+		return st
+	}
 	f, err := os.OpenFile(st.Path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		st.OK = false
@@ -62,6 +71,8 @@ type Status struct {
 	Surfaces   []SurfaceStatus    `json:"surfaces"`
 	Downstream []DownstreamStatus `json:"downstream"`
 	Audit      AuditStatus        `json:"audit"`
+	Store      StoreStatus        `json:"store"`
+	Reload     ReloadStatus       `json:"reload"`
 	Approvals  struct {
 		Pending     int    `json:"pending"`
 		Wait        string `json:"wait"`
@@ -72,25 +83,49 @@ type Status struct {
 	Agents []string `json:"agents"`
 }
 
+// StoreStatus is the shared store as the status API shows it.
+type StoreStatus struct {
+	// Kind is embedded or postgres; Where its directory or database.
+	Kind  string `json:"kind"`
+	Where string `json:"where"`
+	// OK is false when the store did not answer: calls needing approval
+	// are then refused, and with PostgreSQL every call (the audit is there).
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+}
+
 // Status reports the gateway's state: what it serves, the downstream
-// servers' health, the workspace revision, the audit log's health and the
-// approvals waiting.
+// servers' health, the workspace revision and the last reload, the
+// audit's and the store's health and the approvals waiting (in the whole
+// deployment).
 func (g *Gateway) Status() Status {
 	var st Status
+	rev := g.rev.Load()
 	st.Version = g.version
-	st.Workspace.Path, st.Workspace.Revision = g.ws.Path, g.ws.Revision
-	for _, s := range g.Policy().Summary().Surfaces {
+	st.Workspace.Path, st.Workspace.Revision = rev.ws.Path, rev.ws.Revision
+	for _, s := range rev.snap.Policy.Summary().Surfaces {
 		st.Surfaces = append(st.Surfaces, SurfaceStatus{ID: s.ID, Kind: string(s.Kind), Members: len(s.Members), Listed: s.Listed})
 	}
 	st.Surfaces = nonNil(st.Surfaces)
 	st.Downstream = nonNil(g.downstreamHealth())
 	st.Audit = g.auditStatus()
-	st.Approvals.Pending = len(g.approvals.Pending())
-	st.Approvals.Wait = g.approvalWait().String()
+	st.Store = StoreStatus{Kind: "embedded", Where: g.store.Describe(), OK: true}
+	if g.audit.pg != nil {
+		st.Store.Kind = "postgres"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeProbeTimeout)
+	defer cancel()
+	pending, err := g.approvals.PendingContext(ctx)
+	if err != nil {
+		st.Store.OK, st.Store.Error = false, err.Error()
+	}
+	st.Reload = g.reloads.status()
+	st.Approvals.Pending = len(pending)
+	st.Approvals.Wait = rev.snap.Wait.String()
 	st.Approvals.TTL = g.approvals.TTL().String()
-	st.Approvals.Rules = g.rev.Load().snap.Rules.Len()
-	st.Approvals.Elicitation = g.ws.Gateway.Approvals.Elicitation
-	st.Agents = g.Policy().Agents()
+	st.Approvals.Rules = rev.snap.Rules.Len()
+	st.Approvals.Elicitation = rev.snap.Elicitation
+	st.Agents = rev.snap.Policy.Agents()
 	return st
 }
 
@@ -143,7 +178,7 @@ func (g *Gateway) handleAuditQuery(w http.ResponseWriter, r *http.Request) {
 	}
 	var ring []audit.Event
 	opts := audit.TailOptions{Filter: audit.Filter{Agent: q.Get("agent"), Decision: q.Get("decision")}}
-	err = audit.Tail(r.Context(), g.audit.Path(), opts, func(rec audit.Record) error {
+	err = g.audit.tail(r.Context(), opts, func(rec audit.Record) error {
 		if match(&rec.Event) {
 			ring = append(ring, rec.Event)
 			if len(ring) > limit {

@@ -7,13 +7,15 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 )
 
 // tokenTable maps bearer tokens to agent ids. Tokens are compared in
 // constant time against every entry, so response timing reveals neither
-// which agents exist nor how much of a token matched.
+// which agents exist nor how much of a token matched. A reload replaces
+// the entries atomically.
 type tokenTable struct {
-	entries []tokenEntry
+	entries atomic.Pointer[[]tokenEntry]
 }
 
 type tokenEntry struct {
@@ -23,13 +25,20 @@ type tokenEntry struct {
 
 func newTokenTable(tokens map[string]string) *tokenTable {
 	t := &tokenTable{}
+	t.replace(tokens)
+	return t
+}
+
+// replace makes tokens the table's entries.
+func (t *tokenTable) replace(tokens map[string]string) {
+	entries := make([]tokenEntry, 0, len(tokens))
 	for agent, tok := range tokens {
 		if tok == "" {
 			continue
 		}
-		t.entries = append(t.entries, tokenEntry{digest: sha256.Sum256([]byte(tok)), agent: agent})
+		entries = append(entries, tokenEntry{digest: sha256.Sum256([]byte(tok)), agent: agent})
 	}
-	return t
+	t.entries.Store(&entries)
 }
 
 // lookup returns the agent whose token is presented, or "" when none is.
@@ -39,7 +48,7 @@ func (t *tokenTable) lookup(token string) string {
 	}
 	d := sha256.Sum256([]byte(token))
 	found := ""
-	for _, e := range t.entries {
+	for _, e := range *t.entries.Load() {
 		if subtle.ConstantTimeCompare(d[:], e.digest[:]) == 1 {
 			found = e.agent
 		}

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -22,8 +24,9 @@ const (
 )
 
 // FeedMessage is one message of the console's websocket: the pending
-// approvals (whenever they change), one audit event (as it is appended,
-// from this process or any other writing the same log), or an error.
+// approvals of the whole deployment (whenever they change in the shared
+// store), one audit event (as it is appended, by this process or any other
+// of the deployment: the file, or the PostgreSQL chain), or an error.
 type FeedMessage struct {
 	Type    string              `json:"type"`
 	Pending []approvals.Request `json:"pending,omitempty"`
@@ -67,7 +70,7 @@ func (g *Gateway) consoleFeed(w http.ResponseWriter, r *http.Request) {
 	tailErr := make(chan error, 1)
 	filter := audit.Filter{Agent: r.URL.Query().Get("agent"), Decision: r.URL.Query().Get("decision")}
 	go func() {
-		tailErr <- audit.Tail(ctx, g.audit.Path(), audit.TailOptions{Filter: filter, Last: feedBacklog, Follow: true, Poll: feedPoll}, func(rec audit.Record) error {
+		tailErr <- g.audit.tail(ctx, audit.TailOptions{Filter: filter, Last: feedBacklog, Follow: true, Poll: feedPoll}, func(rec audit.Record) error {
 			select {
 			case events <- rec.Event:
 				return nil
@@ -83,7 +86,24 @@ func (g *Gateway) consoleFeed(w http.ResponseWriter, r *http.Request) {
 		_ = conn.SetWriteDeadline(time.Now().Add(feedWriteTimeout))
 		return conn.WriteJSON(m) == nil
 	}
-	if !send(FeedMessage{Type: "approvals", Pending: nonNil(g.approvals.Pending())}) {
+	// The store wakes its watchers on any change (and, embedded, on the
+	// first look after a quiet spell): the list is sent when it differs
+	// from the one the console has.
+	var sent []byte
+	sendPending := func() bool {
+		pending, err := g.approvals.PendingContext(ctx)
+		if err != nil {
+			sent = nil
+			return send(FeedMessage{Type: "error", Error: "the shared store did not answer: " + err.Error()})
+		}
+		b, _ := json.Marshal(pending)
+		if sent != nil && bytes.Equal(b, sent) {
+			return true
+		}
+		sent = b
+		return send(FeedMessage{Type: "approvals", Pending: nonNil(pending)})
+	}
+	if !sendPending() {
 		return
 	}
 	for {
@@ -93,7 +113,7 @@ func (g *Gateway) consoleFeed(w http.ResponseWriter, r *http.Request) {
 			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "gateway stopping"), time.Now().Add(time.Second))
 			return
 		case <-changed:
-			ok = send(FeedMessage{Type: "approvals", Pending: nonNil(g.approvals.Pending())})
+			ok = sendPending()
 		case ev := <-events:
 			ok = send(FeedMessage{Type: "event", Event: &ev})
 		case err := <-tailErr:

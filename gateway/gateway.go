@@ -11,11 +11,13 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
@@ -23,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/packs"
+	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -32,24 +35,39 @@ type Options struct {
 	// environment of commands.
 	Getenv func(string) string
 	Logger *slog.Logger
-	// AuditPath overrides gateway.audit.path.
+	// AuditPath overrides gateway.audit.path (the embedded store only: with
+	// PostgreSQL the chain lives in the database).
 	AuditPath string
+	// WatchEvery is how often WatchWorkspace looks at the workspace file
+	// (default DefaultWatchEvery).
+	WatchEvery time.Duration
 }
 
 // Gateway is one loaded workspace, ready to serve. What it decides with
-// is an immutable Snapshot swapped atomically (a downstream listing or a
+// is an immutable revision swapped atomically (a downstream listing or a
 // reload replaces it); per-(agent, surface) endpoints are built lazily.
+//
+// Every toolgate process of a deployment — daemon, per-agent HTTP and
+// stdio instances, on one machine or several — opens the same store
+// (gateway.state), so approvals, job records and (with PostgreSQL) the
+// audit chain are shared: a call held by one process is listed, approved
+// and woken from any other.
 type Gateway struct {
+	// ws is the workspace the process started with: what a reload cannot
+	// change (listen address, store, audit, proxied servers' transport,
+	// origins, bounds) stays as it says. The workspace in force for
+	// grants, packs and agents is the revision's (live()).
 	ws     *workspace.Workspace
 	rev    atomic.Pointer[revision]
 	pipe   *callpipe.Pipeline
 	runner *packs.Runner
 	jobs   *packs.Jobs // background jobs (gateway/jobs.go)
-	audit  *audit.Log
+	store  state.Store
+	audit  *auditTrail
 	log    *slog.Logger
 	tokens *tokenTable
+	getenv func(string) string
 
-	surfaces  map[string]*surface
 	proxy     *proxy
 	approvals *approvals.Broker
 	admin     *adminAuth
@@ -57,6 +75,13 @@ type Gateway struct {
 	endpoints sync.Map // endpointKey → *mcpserve.Endpoint (pack surfaces)
 	taskRuns  sync.Map // task id → context.CancelFunc of its resumed call
 	version   string
+
+	reloads    reloader
+	watchEvery time.Duration
+	jobRecs    jobRecords
+	// serveURL is the daemon's base URL once it listens ("" for stdio),
+	// for the approval hint.
+	serveURL atomic.Pointer[string]
 }
 
 // surface is a served pack with its commands by id.
@@ -69,8 +94,9 @@ type surface struct {
 type endpointKey struct{ agent, surface string }
 
 // Open loads the workspace at path, runs every load-time check (the file,
-// requires, grants, credentials) and opens the audit log. Any failure stops
-// here: a gateway that starts is one whose workspace fully checked.
+// requires, grants, credentials), opens the shared store and the audit.
+// Any failure stops here: a gateway that starts is one whose workspace
+// fully checked and whose store and audit answer.
 func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	ws, policy, err := Check(ctx, path)
 	if err != nil {
@@ -79,17 +105,12 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Getenv == nil {
+		opts.Getenv = func(string) string { return "" }
+	}
 	creds, err := ws.ResolveCredentials(opts.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("credentials: %w", err)
-	}
-	auditPath := opts.AuditPath
-	if auditPath == "" {
-		auditPath = AuditPath(ws)
-	}
-	log, err := audit.Open(auditPath, audit.Options{Fsync: ws.Gateway.Audit.Fsync != "never"})
-	if err != nil {
-		return nil, fmt.Errorf("open audit log: %w", err)
 	}
 	baseDir, err := filepath.Abs(filepath.Dir(ws.Path))
 	if err != nil {
@@ -98,47 +119,100 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	runner := packs.NewRunner(creds, opts.Getenv)
 	runner.BaseDir = baseDir
 	g := &Gateway{
-		ws:       ws,
-		runner:   runner,
-		audit:    log,
-		log:      newRedactingLogger(opts.Logger, runner.Redact),
-		surfaces: map[string]*surface{},
+		ws:         ws,
+		runner:     runner,
+		log:        newRedactingLogger(opts.Logger, runner.Redact),
+		getenv:     opts.Getenv,
+		watchEvery: opts.WatchEvery,
+	}
+	tokens := g.agentTokens(ws)
+	g.tokens = newTokenTable(tokens)
+	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log); err != nil {
+		return nil, err
+	}
+	if g.store, err = openStore(ctx, ws, opts.Getenv); err != nil {
+		return nil, err
+	}
+	if g.audit, err = openAuditTrail(g.store, ws, opts.AuditPath, opts.Getenv); err != nil {
+		g.store.Close()
+		return nil, err
+	}
+	if g.audit.pg != nil && opts.AuditPath != "" {
+		g.log.Warn("the audit path given is ignored: with gateway.state.postgres the audit chain lives in the database", "path", opts.AuditPath)
 	}
 	g.jobs = packs.NewJobs(runner, packs.JobsOptions{OnEnd: g.jobEnded})
-	for _, p := range ws.CommandPacks {
-		s := &surface{pack: p, commands: map[string]*workspace.Command{}}
-		for _, c := range p.Commands {
-			s.commands[c.ID] = c
-		}
-		g.surfaces[p.ID] = s
+	if err := g.initPipeline(ctx, policy); err != nil {
+		g.closeStore()
+		return nil, err
 	}
+	if err := g.initAdmin(opts.Getenv, tokens); err != nil {
+		g.approvals.Close()
+		g.closeStore()
+		return nil, err
+	}
+	return g, nil
+}
+
+// agentTokens resolves the bearer token of every agent that declares one;
+// an agent whose token cannot be read cannot connect to the daemon.
+func (g *Gateway) agentTokens(ws *workspace.Workspace) map[string]string {
 	tokens := map[string]string{}
 	for _, a := range ws.Agents {
 		if a.Token == nil {
 			continue
 		}
-		tok, err := a.Token.Resolve(opts.Getenv)
+		tok, err := a.Token.Resolve(g.getenv)
 		if err != nil {
 			g.log.Warn("agent token unavailable; the agent cannot connect to the daemon", "agent", a.ID, "err", err)
 			continue
 		}
 		tokens[a.ID] = tok
 	}
-	g.tokens = newTokenTable(tokens)
-	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log); err != nil {
-		log.Close()
+	return tokens
+}
+
+// StoreConfig is the store the workspace names (gateway.state), with the
+// PostgreSQL DSN resolved through its SecretRef.
+func StoreConfig(ws *workspace.Workspace, getenv func(string) string) (state.Config, error) {
+	cfg := state.Config{Dir: ws.StateDir()}
+	if pg := ws.Gateway.State.Postgres; pg != nil && pg.DSN != nil {
+		dsn, err := pg.DSN.Resolve(getenv)
+		if err != nil {
+			return state.Config{}, fmt.Errorf("gateway.state.postgres.dsn: %w", err)
+		}
+		cfg.DSN = dsn
+	}
+	return cfg, nil
+}
+
+// openStore opens the workspace's shared store.
+func openStore(ctx context.Context, ws *workspace.Workspace, getenv func(string) string) (state.Store, error) {
+	cfg, err := StoreConfig(ws, getenv)
+	if err != nil {
 		return nil, err
 	}
-	if err := g.initPipeline(policy); err != nil {
-		log.Close()
-		return nil, err
+	st, err := state.Open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open the shared store: %w", err)
 	}
-	if err := g.initAdmin(opts.Getenv, tokens); err != nil {
-		g.approvals.Close()
-		log.Close()
-		return nil, err
+	return st, nil
+}
+
+// AuditOptions are the audit.Options the workspace asks for: fsync unless
+// gateway.audit.fsync is never, and the signing key of
+// gateway.audit.signing_key.
+func AuditOptions(ws *workspace.Workspace, getenv func(string) string) (audit.Options, error) {
+	opts := audit.Options{Fsync: ws.Gateway.Audit.Fsync != "never"}
+	if ref := ws.Gateway.Audit.SigningKey; ref != nil {
+		v, err := ref.Resolve(getenv)
+		if err != nil {
+			return opts, fmt.Errorf("gateway.audit.signing_key: %w", err)
+		}
+		if opts.SigningKey, err = audit.ParseSigningKey([]byte(v)); err != nil {
+			return opts, fmt.Errorf("gateway.audit.signing_key: %w", err)
+		}
 	}
-	return g, nil
+	return opts, nil
 }
 
 // Check runs every load-time check of a workspace without opening anything
@@ -195,13 +269,17 @@ func AuditPath(ws *workspace.Workspace) string {
 	return filepath.Join(filepath.Dir(ws.Path), p)
 }
 
-// Workspace returns the loaded declarations.
-func (g *Gateway) Workspace() *workspace.Workspace { return g.ws }
+// Workspace returns the declarations in force (the last good reload's).
+func (g *Gateway) Workspace() *workspace.Workspace { return g.live() }
 
 // Policy returns the compiled grants in force.
 func (g *Gateway) Policy() *grantcheck.Policy { return g.rev.Load().snap.Policy }
 
-// Close ends every MCP session and releases the audit log.
+// Store returns the shared store this process opened.
+func (g *Gateway) Store() state.Store { return g.store }
+
+// Close ends every MCP session, stops the background jobs (auditing their
+// ends), and releases the audit and the store.
 func (g *Gateway) Close() error {
 	g.endpoints.Range(func(_, v any) bool {
 		v.(*mcpserve.Endpoint).Close()
@@ -210,12 +288,21 @@ func (g *Gateway) Close() error {
 	g.proxy.close()
 	g.approvals.Close()
 	g.closeJobs()
-	return g.audit.Close()
+	return g.closeStore()
 }
 
-// agentExists reports whether id names a declared agent.
+// closeStore closes the audit, then the store it may live in.
+func (g *Gateway) closeStore() error {
+	var err error
+	if g.audit != nil {
+		err = g.audit.Close()
+	}
+	return errors.Join(err, g.store.Close())
+}
+
+// agentExists reports whether id names an agent of the workspace in force.
 func (g *Gateway) agentExists(id string) bool {
-	for _, a := range g.ws.Agents {
+	for _, a := range g.live().Agents {
 		if a.ID == id {
 			return true
 		}

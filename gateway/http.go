@@ -34,10 +34,7 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	h := &httpFront{g: g, opts: opts}
 	mux.Handle("/mcp/{surface}", h)
 	g.mountAdmin(mux)
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	g.mountHealth(mux)
 	return mux
 }
 

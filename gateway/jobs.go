@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -34,6 +35,12 @@ import (
 // When the gateway stops (Close), every running job is stopped: its process
 // group gets SIGTERM, then SIGKILL after the kill grace, and its end is
 // audited with decision "stopped" before the audit log closes.
+//
+// Job records: the process that starts a job runs it, holds its output and
+// alone can cancel it; it writes the job's record (start, then end) to the
+// shared store, so job-status in any other process of the deployment — a
+// stdio instance restarted by its harness, another replica — still tells
+// the agent how its job is or how it ended.
 
 // Names of the job tools.
 const (
@@ -61,6 +68,7 @@ func (g *Gateway) startJob(s *surface, decision audit.Event, inv *packs.Invocati
 		msg := fmt.Sprintf("%s:%s could not start: %s", s.pack.ID, inv.Command, g.runner.Redact(err.Error()))
 		return callpipe.Outcome{Result: callpipe.ErrorResult(msg), Argv: inv.Argv, Error: err.Error()}
 	}
+	g.recordJobStart(info)
 	g.log.Info("background job started", "agent", decision.Agent, "action", decision.Action, "job", info.ID)
 	text := fmt.Sprintf("Started background job %s (%s:%s), bounded by %s and %d bytes of output.\n"+
 		"Follow it with %s {\"job_id\": %q}, read its output with %s, stop it with %s.",
@@ -70,8 +78,10 @@ func (g *Gateway) startJob(s *surface, decision audit.Event, inv *packs.Invocati
 	return callpipe.Outcome{Result: marshalResult(out), Argv: inv.Argv, Note: "started background job " + info.ID}
 }
 
-// jobEnded audits a job's end; the job manager calls it once per job.
+// jobEnded audits a job's end and records it in the store; the job
+// manager calls it once per job.
 func (g *Gateway) jobEnded(info packs.JobInfo) {
+	defer g.recordJobEnd(info)
 	tag, _ := info.Tag.(jobTag)
 	ev := jobEvent(tag.start, info, callpipe.VerbJobEnd, string(info.State))
 	ev.Reason = fmt.Sprintf("background job %s %s", info.ID, info.State)
@@ -201,12 +211,20 @@ func (g *Gateway) jobStatus(agent string, s *surface, id string) *mcp.CallToolRe
 	if id == "" {
 		var views []any
 		var lines []string
+		local := map[string]bool{}
 		for _, info := range g.jobs.List(agent) {
 			if info.Pack != s.pack.ID {
 				continue
 			}
+			local[info.ID] = true
 			views = append(views, jobView(info))
 			lines = append(lines, jobLine(info))
+		}
+		for _, rec := range g.storedJobs(agent, s) {
+			if !local[rec.ID] {
+				views = append(views, storedJobView(rec))
+				lines = append(lines, storedJobLine(rec))
+			}
 		}
 		if len(lines) == 0 {
 			lines = []string{"no background jobs"}
@@ -217,6 +235,11 @@ func (g *Gateway) jobStatus(agent string, s *surface, id string) *mcp.CallToolRe
 	}
 	info, err := g.ownJob(agent, s, id)
 	if err != nil {
+		if rec, ok := g.storedJob(agent, s, id); ok {
+			out := mcp.NewToolResultText(storedJobLine(rec))
+			out.StructuredContent = storedJobView(rec)
+			return out
+		}
 		return mcp.NewToolResultError(err.Error())
 	}
 	out := mcp.NewToolResultText(jobLine(info))
@@ -226,6 +249,9 @@ func (g *Gateway) jobStatus(agent string, s *surface, id string) *mcp.CallToolRe
 
 func (g *Gateway) jobLogs(agent string, s *surface, id, stream string, offset, limit float64) *mcp.CallToolResult {
 	if _, err := g.ownJob(agent, s, id); err != nil {
+		if _, ok := g.storedJob(agent, s, id); ok {
+			return mcp.NewToolResultError(elsewhere(id, "output"))
+		}
 		return mcp.NewToolResultError(err.Error())
 	}
 	page, err := g.jobs.Logs(agent, id, packs.Stream(stream), int64(offset), int(limit))
@@ -258,6 +284,9 @@ func (g *Gateway) jobLogs(agent string, s *surface, id, stream string, offset, l
 func (g *Gateway) jobCancel(ctx context.Context, agent string, s *surface, id string) *mcp.CallToolResult {
 	info, err := g.ownJob(agent, s, id)
 	if err != nil {
+		if _, ok := g.storedJob(agent, s, id); ok {
+			err = errors.New(elsewhere(id, "cancel"))
+		}
 		ev := callpipe.NewEvent(agent, callpipe.Command, callpipe.VerbJobCancel, s.pack.ID, "")
 		ev.Decision = string(tiers.Deny)
 		ev.Reason = "no such job of this agent on this surface"

@@ -29,7 +29,12 @@ type packExecutor struct {
 
 // Prepare resolves the call into an invocation (argv by the frozen
 // template, the clean environment, bounds); an error refuses the call.
-func (x packExecutor) Prepare(_ context.Context, call *callpipe.Call) (callpipe.Run, error) {
+func (x packExecutor) Prepare(ctx context.Context, call *callpipe.Call) (callpipe.Run, error) {
+	s, err := x.g.decidingSurface(ctx, x.s.pack.ID) // the pack as the deciding revision declares it
+	if err != nil {
+		return nil, err
+	}
+	x.s = s
 	cmd := x.s.commands[call.Name]
 	if cmd == nil {
 		// Decide only allows declared commands; keep the refusal uniform.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"log/slog"
 	"net/http"
@@ -55,7 +56,16 @@ func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(stri
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: %w", sv.ID, err)
 		}
-		p.servers[sv.ID] = &proxyServer{id: sv.ID, cfg: cfg, stateless: cfg.Stateless(), toolsIdx: map[string]int{}}
+		ps := &proxyServer{id: sv.ID, cfg: cfg, stateless: cfg.Stateless(), toolsIdx: map[string]int{}}
+		// 2026-07-28 requests mirror x-mcp-header arguments into headers,
+		// written from the decided body.
+		ps.stateless.ParamHeaders = func(tool string, params []byte) map[string]string {
+			if def := ps.headerTool(tool); def != nil {
+				return mcp.GenerateParamHeaders(def, params)
+			}
+			return nil
+		}
+		p.servers[sv.ID] = ps
 	}
 	return p, nil
 }
@@ -153,6 +163,7 @@ func (p *proxy) server(id string) *proxyServer {
 // sessionFactory starts the relay of one client session of agent.
 func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory {
 	return func(ctx context.Context, up mcpserve.Peer) (mcpserve.Session, error) {
+		up = g.redacting(up)
 		era, err := g.serverEra(ctx, ps)
 		if err != nil {
 			return nil, err

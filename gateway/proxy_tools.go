@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/mark3labs/mcp-go/mcp"
 	"time"
 
 	"github.com/toolgate/toolgate/grantcheck"
@@ -16,6 +17,21 @@ import (
 type toolEntry struct {
 	info grantcheck.ToolInfo
 	raw  json.RawMessage
+	// headers is the tool decoded, when its schema mirrors arguments into
+	// Mcp-Param-* headers (x-mcp-header): toolgate validates a client's
+	// headers against the body and writes the downstream's from it.
+	headers *mcp.Tool
+}
+
+// headerTool returns the definition of tool name when it declares
+// x-mcp-header parameters, nil otherwise.
+func (ps *proxyServer) headerTool(name string) *mcp.Tool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if i, ok := ps.toolsIdx[name]; ok {
+		return ps.tools[i].headers
+	}
+	return nil
 }
 
 func parseTool(raw json.RawMessage) (toolEntry, bool) {
@@ -30,8 +46,15 @@ func parseTool(raw json.RawMessage) (toolEntry, bool) {
 	if json.Unmarshal(raw, &t) != nil || t.Name == "" {
 		return toolEntry{}, false
 	}
-	return toolEntry{raw: raw, info: grantcheck.ToolInfo{Name: t.Name, Description: t.Description,
-		InputSchema: t.InputSchema, ReadOnlyHint: t.Annotations.ReadOnlyHint}}, true
+	e := toolEntry{raw: raw, info: grantcheck.ToolInfo{Name: t.Name, Description: t.Description,
+		InputSchema: t.InputSchema, ReadOnlyHint: t.Annotations.ReadOnlyHint}}
+	if bytes.Contains(t.InputSchema, []byte("x-mcp-header")) {
+		var def mcp.Tool
+		if json.Unmarshal(raw, &def) == nil && mcp.ValidateParamHeaderAnnotations(&def) == nil {
+			e.headers = &def
+		}
+	}
+	return e, true
 }
 
 func sameTool(a, b grantcheck.ToolInfo) bool {

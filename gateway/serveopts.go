@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 
+	"github.com/toolgate/toolgate/callpipe"
+
 	"github.com/toolgate/toolgate/mcpserve"
 )
 
@@ -20,6 +22,7 @@ func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mc
 		Logger:      g.log.With("surface", surfaceID, "agent", agent),
 	}
 	if ps := g.proxy.server(surfaceID); ps != nil {
+		opts.Refused = g.refusedCall(agent, callpipe.MCP, surfaceID)
 		if !g.servesAgent(ctx, agent, ps) {
 			return opts, false
 		}
@@ -27,11 +30,21 @@ func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mc
 		opts.Modern = &proxyModern{g: g, agent: agent, ps: ps}
 		return opts, true
 	}
-	s, ok := g.surfaces[surfaceID]
+	s, ok := g.surface(surfaceID)
 	if !ok || !g.view(agent, surfaceID).holds() {
 		return opts, false
 	}
 	opts.Legacy = g.packSessions(agent, s)
+	opts.Refused = g.refusedCall(agent, callpipe.Command, surfaceID)
 	opts.Modern = packModern{g: g, agent: agent, s: s}
 	return opts, true
+}
+
+// refusedCall audits a tools/call the transport refused before the
+// pipeline could read it (an ambiguous envelope, wrong 2026-07-28
+// headers): one refused decision, like any malformed call.
+func (g *Gateway) refusedCall(agent string, provider callpipe.Provider, surface string) func(context.Context, error) {
+	return func(ctx context.Context, why error) {
+		g.pipe.Call(ctx, callpipe.Request{Agent: agent, Provider: provider, Surface: surface, ParseErr: why, Name: "?"})
+	}
 }

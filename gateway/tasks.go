@@ -41,7 +41,7 @@ func (h modernHold) Task(ctx context.Context, r approvals.Request, resume func(c
 		return nil, false
 	}
 	ttl := h.g.approvals.TTL() + time.Minute
-	msg := "waiting for approval " + r.ID + ": an operator approves it with `toolgate approvals approve " + r.ID + "` or in the console"
+	msg := "waiting for approval " + r.ID + ": an operator approves it with " + h.g.approveHint(r.ID)
 	t, err := store.CreateTask(ctx, state.Task{Agent: h.agent, Surface: h.surface, Action: r.Action, ArgsSHA256: r.ArgsSHA256,
 		Revision: r.Revision, ApprovalID: r.ID, Status: state.TaskWorking, StatusMessage: msg}, ttl)
 	if err != nil {
@@ -133,7 +133,8 @@ func (g *Gateway) taskOp(ctx context.Context, agent string, provider callpipe.Pr
 	if !req.HasExtension(mcpserve.ExtensionTasks) {
 		ev.Decision, ev.Reason = "deny", ev.Reason+": the client did not declare "+mcpserve.ExtensionTasks
 		_ = g.pipe.Journal().Append(ev)
-		return nil, jsonrpc.ErrorObject(-32021, "Missing required client capability: "+mcpserve.ExtensionTasks)
+		f, _ := jsonrpc.ParseFields(jsonrpc.ErrorObject(-32021, "Missing required client capability: "+mcpserve.ExtensionTasks))
+		return nil, f.Set("data", json.RawMessage(`{"requiredCapabilities":{"extensions":{"`+mcpserve.ExtensionTasks+`":{}}}}`)).Encode()
 	}
 	if store == nil || id == "" {
 		return notFound()

@@ -3,4 +3,4 @@ package gateway
 import "github.com/toolgate/toolgate/state"
 
 // taskStore is where tasks live: the deployment's shared store.
-func (g *Gateway) taskStore() state.Tasks { return nil }
+func (g *Gateway) taskStore() state.Tasks { return g.store }

@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/workspace"
 )
 
 // revision is what the gateway decides with right now: the pipeline's
@@ -23,6 +24,10 @@ type revision struct {
 	// superseded is closed when a newer revision replaces this one, which
 	// wakes subscriptions/listen streams to compare the agent's new view.
 	superseded chan struct{}
+	// ws and surfaces are the workspace this revision was loaded from and
+	// its pack surfaces (gateway/reload.go).
+	ws       *workspace.Workspace
+	surfaces map[string]*surface
 }
 
 func newRevision(snap *callpipe.Snapshot) *revision {
@@ -68,7 +73,7 @@ func (g *Gateway) view(agent, surfaceID string) *agentView {
 	for _, t := range tools {
 		v.byName[t.Name] = t
 	}
-	if s, ok := g.surfaces[surfaceID]; ok {
+	if s, ok := rev.surfaces[surfaceID]; ok {
 		v.jobs = g.hasJobTools(s, tools)
 		v.list = g.packToolList(s, v)
 		v.modernList = mcpserve.SetResultMembers(v.list, "cacheScope", `"private"`, "resultType", `"complete"`, "ttlMs", listTTL)

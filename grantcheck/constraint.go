@@ -24,7 +24,9 @@ type constraint struct {
 	hasConst bool
 	pattern  *regexp.Regexp
 	min, max *float64
-	maxLen   int // -1: none
+	// minExact and maxExact are min and max as exact decimals.
+	minExact, maxExact decimal
+	maxLen             int // -1: none
 	// within is the resolved root; withinAsWritten is what the workspace says.
 	within, withinAsWritten string
 }
@@ -35,6 +37,12 @@ func compileConstraint(c *workspace.Constraint, wsDir string) (*constraint, erro
 		min: c.Minimum, max: c.Maximum, maxLen: -1, withinAsWritten: c.PathWithin}
 	if c.MaxLength != nil {
 		k.maxLen = *c.MaxLength
+	}
+	if k.min != nil {
+		k.minExact = exactDecimal(*k.min)
+	}
+	if k.max != nil {
+		k.maxExact = exactDecimal(*k.max)
 	}
 	if c.Pattern != "" {
 		re, err := regexp.Compile(anchor(c.Pattern))
@@ -108,13 +116,14 @@ func (k *constraint) check(args map[string]any, baseDir string) error {
 		}
 	}
 	if k.min != nil || k.max != nil {
-		f, isNum := number(v)
-		switch {
-		case !isNum:
+		// Exactly, on the literal text the server will receive (exactnum.go).
+		if _, isNum := number(v); !isNum {
 			return fmt.Errorf("parameter %q: %s is not a number", k.param, show(v))
-		case k.min != nil && f < *k.min:
+		}
+		if k.min != nil && below(v, k.minExact) {
 			return fmt.Errorf("parameter %q: %s is below the minimum %s", k.param, show(v), showFloat(*k.min))
-		case k.max != nil && f > *k.max:
+		}
+		if k.max != nil && above(v, k.maxExact) {
 			return fmt.Errorf("parameter %q: %s is above the maximum %s", k.param, show(v), showFloat(*k.max))
 		}
 	}
@@ -158,9 +167,8 @@ func number(v any) (float64, bool) {
 // jsonEqual compares two decoded JSON values; numbers compare by value
 // whatever their Go type.
 func jsonEqual(a, b any) bool {
-	if fa, ok := number(a); ok {
-		fb, ok := number(b)
-		return ok && fa == fb
+	if _, ok := number(a); ok {
+		return numbersEqual(a, b)
 	}
 	switch x := a.(type) {
 	case nil:

@@ -68,14 +68,37 @@ func (f Fields) Encode() json.RawMessage {
 }
 
 // Field extracts one top-level member of a JSON object without decoding
-// the rest; nil when absent or when b is not an object.
+// the rest; nil when absent or when b is not an object. In an object that
+// breaks the strict rules elsewhere (only a tools/call's params reach a
+// caller so, for callpipe to refuse), the member is still returned when
+// it is unambiguous — no duplicate, no case variant beside it — and its
+// value holds under the strict rules: transports read _meta and the name
+// of such a call to route it to the pipeline that refuses and audits it.
 func Field(b json.RawMessage, key string) json.RawMessage {
 	if len(b) == 0 {
 		return nil
 	}
 	f, err := ParseFields(b)
+	if err == nil {
+		return f.Get(key)
+	}
+	members, err := strictjson.ScanMembers(b)
 	if err != nil {
 		return nil
 	}
-	return f.Get(key)
+	var found json.RawMessage
+	fold := strictjson.FoldKey(key)
+	for _, m := range members {
+		if strictjson.FoldKey(m.Key) != fold {
+			continue
+		}
+		if found != nil || m.Key != key {
+			return nil // ambiguous
+		}
+		found = m.Value
+	}
+	if found == nil || strictjson.Valid(found) != nil {
+		return nil
+	}
+	return found
 }

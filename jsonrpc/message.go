@@ -6,6 +6,10 @@
 // further (callpipe parses tools/call params).
 //
 // Trust boundary: ParseMessage takes bytes from an MCP client or server.
+// The one part it passes on without the strict rules is the params of a
+// tools/call, so that callpipe.ParseCall — the call's one strict parse —
+// refuses them and the pipeline audits the refusal; whoever decides on
+// those params must parse them with callpipe.
 package jsonrpc
 
 import (
@@ -63,7 +67,10 @@ var envelope = []string{"jsonrpc", "id", "method", "params", "result", "error"}
 // ParseMessage decodes one JSON-RPC message strictly: one object (no
 // batches), "jsonrpc": "2.0", a string method, a string or number id, no
 // duplicate or case-variant keys anywhere, and either a method or an id
-// with a result or an error.
+// with a result or an error. One exception: the params of a tools/call
+// are passed on raw even when they break the strict rules, for
+// callpipe.ParseCall to refuse (and the pipeline to audit); a caller
+// reading the params of a tools/call must parse them strictly itself.
 func ParseMessage(b []byte) (*Message, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
@@ -74,7 +81,9 @@ func ParseMessage(b []byte) (*Message, error) {
 	}
 	members, err := strictjson.Members(b)
 	if err != nil {
-		return nil, fmt.Errorf("not a valid JSON-RPC message: %w", err)
+		if members = callWithBadParams(b); members == nil {
+			return nil, fmt.Errorf("not a valid JSON-RPC message: %w", err)
+		}
 	}
 	var m Message
 	version := false
@@ -122,6 +131,35 @@ func ParseMessage(b []byte) (*Message, error) {
 		return nil, errors.New("not a JSON-RPC message: no method, and no id with result or error")
 	}
 	return &m, nil
+}
+
+// callWithBadParams reads a tools/call whose envelope holds under the
+// strict rules but whose params do not (a duplicate or case-variant key,
+// invalid UTF-8, a lone surrogate, at any depth): its members, params
+// raw; nil for anything else. Such a call is still a tools/call, so it is
+// not refused here, where nobody would audit it and the client would be
+// answered without its id: callpipe.ParseCall — the one strict parse of a
+// call — refuses it, and the pipeline audits the refusal.
+func callWithBadParams(b []byte) []strictjson.Member {
+	members, err := strictjson.LaxMembers(b)
+	if err != nil {
+		return nil
+	}
+	call := false
+	for _, mem := range members {
+		if mem.Key == "method" {
+			call = string(mem.Value) == `"tools/call"`
+		}
+	}
+	if !call {
+		return nil
+	}
+	for _, mem := range members {
+		if mem.Key != "params" && strictjson.Valid(mem.Value) != nil {
+			return nil
+		}
+	}
+	return members
 }
 
 // Encode writes m as one compact JSON-RPC message. Raw parts are copied

@@ -20,6 +20,16 @@ func TestParseMessageKinds(t *testing.T) {
 		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, 0, "batches"},
 		{`{"jsonrpc":"2.0","id":null}`, 0, "not a JSON-RPC message"},
 		{`"x"`, 0, "expected a JSON object"},
+		// A tools/call whose params break the strict rules is read, for
+		// callpipe to refuse and audit; anything else is refused here.
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","Name":"b"}}`, KindRequest, ""},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"x":1,"x":2}}}`, KindNotification, ""},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\"}}", KindRequest, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"a":1,"A":2}}`, 0, "differ only in case"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"x","params":{"a":1,"A":2}}`, 0, "differ only in case"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{},"_meta":{"a":1,"a":2}}`, 0, "duplicate key"},
+		{`{"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"a":1,"A":2}}`, 0, "unpaired surrogate"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"a":1,"A":2}}`, 0, "differ only in case"},
 	}
 	for _, c := range cases {
 		m, err := ParseMessage([]byte(c.in))
@@ -60,5 +70,31 @@ func TestFieldsSet(t *testing.T) {
 	want := `{"name":"echo","inputSchema":{"type":"object","required":["x"]},"_meta":{"k": [1, 2]}}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestFieldOfBadParams: in params that break the strict rules elsewhere,
+// an unambiguous, strictly valid member is still read; an ambiguous or
+// invalid one is not.
+func TestFieldOfBadParams(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, key, want string }{
+		{`{"name":"a","arguments":{"x":1,"X":2},"_meta":{"v":1}}`, "_meta", `{"v":1}`},
+		{`{"name":"a","arguments":{"x":1,"X":2}}`, "name", `"a"`},
+		{`{"name":"a","Name":"b","_meta":{}}`, "_meta", `{}`},
+		{`{"name":"a","Name":"b"}`, "name", ``},
+		{`{"Name":"b","name":"a"}`, "name", ``},
+		{`{"name":"a","name":"b"}`, "name", ``},
+		{`{"Name":"b","x":{"a":1,"a":2}}`, "name", ``},
+		{`{"_meta":{"a":1,"a":2},"x":{"b":1,"B":1}}`, "_meta", ``},
+		{"{\"name\":\"\xff\",\"x\":{\"b\":1,\"B\":1}}", "name", ``},
+		{`{"name":"a","x":{"b":1,"B":1}`, "name", ``},
+		{`{"name":"a","x":1}`, "name", `"a"`},
+		{`{"name":"a","x":1}`, "y", ``},
+	}
+	for _, c := range cases {
+		if got := string(Field([]byte(c.in), c.key)); got != c.want {
+			t.Errorf("Field(%s, %q) = %q, want %q", c.in, c.key, got, c.want)
+		}
 	}
 }

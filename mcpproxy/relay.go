@@ -277,9 +277,8 @@ func (s *Session) serverNotification(m *jsonrpc.Message, in Incoming) {
 		out := &jsonrpc.Message{Method: m.Method, Params: f.Set("requestId", json.RawMessage(upID)).Encode()}
 		s.up.Send(out.Encode(), route, true)
 	case "notifications/tools/list_changed":
-		// Routed like any notification: on a subscriptions/listen stream
-		// it belongs to the listening request.
-		route := s.notificationRoute(m, in)
+		// It may belong to a subscriptions/listen stream (2026-07-28).
+		route := s.subscriptionRoute(m, in)
 		if s.hooks.ToolsChanged == nil {
 			s.up.Send(m.Encode(), route, true)
 			return
@@ -291,14 +290,14 @@ func (s *Session) serverNotification(m *jsonrpc.Message, in Incoming) {
 			s.up.Send(m.Encode(), route, true)
 		}()
 	default:
-		s.up.Send(m.Encode(), s.notificationRoute(m, in), true)
+		s.up.Send(m.Encode(), s.subscriptionRoute(m, in), true)
 	}
 }
 
-// notificationRoute is the client request a server notification belongs
-// to: the one whose stream carried it, else (on stdio) the subscription
-// its _meta names by the id of the subscriptions/listen request (ours).
-func (s *Session) notificationRoute(m *jsonrpc.Message, in Incoming) json.RawMessage {
+// subscriptionRoute finds the client request a server notification
+// belongs to: the request whose stream carried it, or (on stdio) the
+// subscriptions/listen request its _meta names by our id.
+func (s *Session) subscriptionRoute(m *jsonrpc.Message, in Incoming) json.RawMessage {
 	via := in.Via
 	if sub := jsonrpc.Field(jsonrpc.Field(m.Params, "_meta"), subscriptionIDKey); sub != nil && via == nil {
 		via = sub

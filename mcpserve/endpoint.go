@@ -1,6 +1,7 @@
 package mcpserve
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -40,7 +41,12 @@ type Options struct {
 	// resumable SSE stream waits to be resumed before it is cancelled
 	// (0: DefaultResumeGrace).
 	ResumeGrace time.Duration
-	Logger      *slog.Logger
+	// Refused is told of a tools/call the transport refuses before any
+	// Session or Handler sees it (an ambiguous envelope; a 2026-07-28
+	// request whose headers or _meta are wrong), so it is audited like
+	// any malformed call. Nil: not told.
+	Refused func(ctx context.Context, why error)
+	Logger  *slog.Logger
 }
 
 // Endpoint serves MCP streamable HTTP to the clients of one agent on one
@@ -124,6 +130,14 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// refused tells Options.Refused of a refused message that may be a
+// tools/call.
+func (e *Endpoint) refused(ctx context.Context, body []byte, why error) {
+	if e.opts.Refused != nil && MayBeToolsCall(body) {
+		e.opts.Refused(ctx, why)
+	}
+}
+
 // post reads and parses one message, then serves it in its era.
 func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxClientMessage+1))
@@ -137,6 +151,7 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := jsonrpc.ParseMessage(body)
 	if err != nil {
+		e.refused(r.Context(), body, err)
 		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, err.Error())
 		return
 	}

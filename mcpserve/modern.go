@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -48,7 +49,11 @@ func (e *Endpoint) modernPost(w http.ResponseWriter, r *http.Request, m *jsonrpc
 		return
 	}
 	if msg := validateModern(r.Header, m, req, metaVersion, headerVersion); msg != nil {
-		writeMessage(w, http.StatusBadRequest, msg(id))
+		out := msg(id)
+		if m.Method == "tools/call" && e.opts.Refused != nil {
+			e.opts.Refused(r.Context(), errors.New(jsonrpc.ParseError(jsonrpc.Field(out, "error")).Message))
+		}
+		writeMessage(w, http.StatusBadRequest, out)
 		return
 	}
 	req.Header = r.Header.Get

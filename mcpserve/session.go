@@ -12,11 +12,13 @@
 package mcpserve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/strictjson"
 )
 
 // Peer is the client side of a session: where messages for the MCP client
@@ -70,4 +72,26 @@ type Client struct {
 	Version string
 	// Capabilities is the client's capabilities object, raw; nil if none.
 	Capabilities json.RawMessage
+}
+
+// MayBeToolsCall reports whether a message the transport refuses before
+// any Session sees it (an ambiguous envelope, headers that disagree with
+// the body) names tools/call in a member that reads as its method: such an
+// attempt is audited like any malformed call (Options.Refused).
+func MayBeToolsCall(body []byte) bool {
+	if !bytes.Contains(body, []byte("tools/call")) {
+		return false
+	}
+	members, err := strictjson.ScanMembers(body)
+	if err != nil {
+		// Not even its members can be told apart (trailing data, broken
+		// syntax): it names tools/call, so count it as an attempt.
+		return true
+	}
+	for _, m := range members {
+		if strictjson.FoldKey(m.Key) == strictjson.FoldKey("method") && string(bytes.TrimSpace(m.Value)) == `"tools/call"` {
+			return true
+		}
+	}
+	return false
 }

@@ -96,11 +96,14 @@ func ServeStdio(ctx context.Context, opts Options, in io.Reader, out io.Writer) 
 		case line := <-lines:
 			m, err := jsonrpc.ParseMessage(line)
 			if err != nil {
+				if opts.Refused != nil && MayBeToolsCall(line) {
+					opts.Refused(sctx, err)
+				}
 				up.Send(jsonrpc.ErrorResponse(nil, jsonrpc.CodeParseError, err.Error()), nil, false)
 				continue
 			}
 			if req, v := requestMeta(m); IsStateless(v) || (opts.Legacy == nil && m.Kind() != jsonrpc.KindResponse) {
-				serveStdioModern(sctx, opts.Modern, &modern, &wg, m, req, v, up)
+				serveStdioModern(sctx, opts, &modern, &wg, m, req, v, up)
 				continue
 			}
 			if m.Kind() == jsonrpc.KindNotification && m.Method == "notifications/cancelled" && modern.Cancel(m.Params) {
@@ -123,10 +126,17 @@ func ServeStdio(ctx context.Context, opts Options, in io.Reader, out io.Writer) 
 }
 
 // serveStdioModern serves one stateless message read on stdio.
-func serveStdioModern(ctx context.Context, h Handler, reqs *Requests, wg *sync.WaitGroup, m *jsonrpc.Message, req Request, version string, up Peer) {
+func serveStdioModern(ctx context.Context, opts Options, reqs *Requests, wg *sync.WaitGroup, m *jsonrpc.Message, req Request, version string, up Peer) {
+	h := opts.Modern
 	id := m.ID
 	if !jsonrpc.HasID(id) {
 		id = nil
+	}
+	refuse := func(msg []byte) {
+		if m.Method == "tools/call" && opts.Refused != nil {
+			opts.Refused(ctx, errors.New(jsonrpc.ParseError(jsonrpc.Field(msg, "error")).Message))
+		}
+		up.Send(msg, nil, false)
 	}
 	switch {
 	case h == nil || (version != Modern && version != ""):
@@ -145,10 +155,10 @@ func serveStdioModern(ctx context.Context, h Handler, reqs *Requests, wg *sync.W
 		}
 		return
 	case version == "":
-		up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing _meta field "+MetaProtocolVersion), nil, false)
+		refuse(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing _meta field "+MetaProtocolVersion))
 		return
 	case !isObject(req.Capabilities):
-		up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing or invalid _meta field "+MetaClientCapabilities), nil, false)
+		refuse(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing or invalid _meta field "+MetaClientCapabilities))
 		return
 	case RemovedInModern(m.Method):
 		up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method+" was removed in protocol version "+Modern), nil, false)

@@ -102,6 +102,41 @@ func Members(data []byte) ([]Member, error) {
 	return out, nil
 }
 
+// LaxMembers splits a JSON object into its members like Members, with the
+// strict rules applied to its own keys only: its values are delimited and
+// their syntax checked, but duplicate or case-variant keys, invalid UTF-8
+// and unpaired surrogates inside them are left for a later strict parse.
+// It lets an envelope be read when one of its values must be refused by
+// whoever decides on it (and who then says why, and audits it); callers
+// must parse such a value strictly before they use it.
+func LaxMembers(data []byte) ([]Member, error) { return laxMembers(data, false) }
+
+// ScanMembers is LaxMembers with no strict rule applied to the object's
+// own keys either: duplicate and case-variant keys are all returned, in
+// written order. It only locates members; a caller must judge both the
+// ambiguity and the value it takes.
+func ScanMembers(data []byte) ([]Member, error) { return laxMembers(data, true) }
+
+func laxMembers(data []byte, anyKeys bool) ([]Member, error) {
+	p := parser{data: data, lax: true, laxKeys: anyKeys}
+	p.skipSpace()
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		return nil, p.errorf("expected a JSON object")
+	}
+	var out []Member
+	err := p.object(0, func(key string, start, end int) {
+		out = append(out, Member{Key: key, Value: data[start:end]})
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.i != len(p.data) {
+		return nil, p.errorf("unexpected data after the JSON value")
+	}
+	return out, nil
+}
+
 // Valid reports whether data is one JSON value under the strict rules.
 func Valid(data []byte) error {
 	p := parser{data: data}
@@ -139,6 +174,9 @@ type parser struct {
 	data []byte
 	i    int
 	path []seg
+	// lax applies the strict rules to the keys of the outermost object
+	// only (LaxMembers); laxKeys not even there (ScanMembers).
+	lax, laxKeys bool
 }
 
 // seg is one step of the path to the value being parsed: an object key
@@ -214,7 +252,7 @@ func (p *parser) value(depth int, build bool) (any, error) {
 		}
 		return p.array(depth, build)
 	case c == '"':
-		s, err := p.str()
+		s, err := p.str(!p.lax)
 		if err != nil {
 			return nil, err
 		}
@@ -277,11 +315,12 @@ func (p *parser) objectWith(depth int, val func(key string) error) error {
 			return p.errorf("expected a string key in an object")
 		}
 		keyAt := p.i
-		key, err := p.str()
+		strict := !p.lax || (depth == 0 && !p.laxKeys)
+		key, err := p.str(strict)
 		if err != nil {
 			return err
 		}
-		if k, clash := seen.add(key); clash {
+		if k, clash := seen.add(key); clash && strict {
 			p.i = keyAt
 			if k == key {
 				return p.errorf("duplicate key %q", key)
@@ -395,9 +434,10 @@ func (p *parser) number() (json.Number, error) {
 	return json.Number(d[start:p.i]), nil
 }
 
-// str scans a JSON string at p.i and returns its value. Invalid UTF-8,
-// unescaped control characters and unpaired surrogate escapes are refused.
-func (p *parser) str() (string, error) {
+// str scans a JSON string at p.i and returns its value. Unescaped control
+// characters are refused; strict also refuses invalid UTF-8 and unpaired
+// surrogate escapes (otherwise they become U+FFFD in the value returned).
+func (p *parser) str(strict bool) (string, error) {
 	d := p.data
 	p.i++ // opening quote
 	start := p.i
@@ -406,7 +446,7 @@ func (p *parser) str() (string, error) {
 		c := d[p.i]
 		if c == '"' {
 			s := d[start:p.i]
-			if !utf8.Valid(s) {
+			if strict && !utf8.Valid(s) {
 				return "", p.errorf("string is not valid UTF-8")
 			}
 			p.i++
@@ -425,7 +465,7 @@ func (p *parser) str() (string, error) {
 		c := d[p.i]
 		switch {
 		case c == '"':
-			if !utf8.Valid(buf) {
+			if strict && !utf8.Valid(buf) {
 				return "", p.errorf("string is not valid UTF-8")
 			}
 			p.i++
@@ -460,7 +500,9 @@ func (p *parser) str() (string, error) {
 			if !ok {
 				return "", p.errorf("invalid \\u escape in a string")
 			}
-			if utf16.IsSurrogate(r) {
+			if utf16.IsSurrogate(r) && !strict {
+				r = utf8.RuneError
+			} else if utf16.IsSurrogate(r) {
 				if r >= 0xdc00 || p.i+1 >= len(d) || d[p.i] != '\\' || d[p.i+1] != 'u' {
 					return "", p.errorf("unpaired surrogate \\u%04x in a string", r)
 				}

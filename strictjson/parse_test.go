@@ -189,3 +189,61 @@ func TestErrorPath(t *testing.T) {
 		t.Fatalf("root error should have no path: %v", err)
 	}
 }
+
+// TestLaxMembers: the outermost keys are held to the strict rules, the
+// values only to JSON syntax.
+func TestLaxMembers(t *testing.T) {
+	t.Parallel()
+	ok := []struct{ in, key, value string }{
+		{`{"m":"x","p":{"a":1,"A":2}}`, "p", `{"a":1,"A":2}`},
+		{`{"m":"x","p":{"a":{"b":1,"b":2}}}`, "p", `{"a":{"b":1,"b":2}}`},
+		{`{"p":["\ud800"],"m":"x"}`, "p", `["\ud800"]`},
+		{"{\"p\":\"\xff\",\"m\":1}", "p", "\"\xff\""},
+	}
+	for _, c := range ok {
+		ms, err := LaxMembers([]byte(c.in))
+		if err != nil {
+			t.Errorf("LaxMembers(%q): %v", c.in, err)
+			continue
+		}
+		found := false
+		for _, m := range ms {
+			if m.Key == c.key {
+				found = string(m.Value) == c.value
+			}
+		}
+		if !found {
+			t.Errorf("LaxMembers(%q) = %q, want %s = %s", c.in, ms, c.key, c.value)
+		}
+		if _, err := Members([]byte(c.in)); err == nil {
+			t.Errorf("Members(%q) accepted what only LaxMembers should", c.in)
+		}
+	}
+	refused := []struct{ in, want string }{
+		{`{"m":1,"M":2}`, "differ only in case"},
+		{`{"m":1,"m":2}`, "duplicate key"},
+		{"{\"\xff\":1}", "not valid UTF-8"},
+		{`{"\ud800":1}`, "unpaired surrogate"},
+		{`{"p":{"a":1,}}`, "expected a string key"},
+		{`{"p":"x` + "\n" + `"}`, "control character"},
+		{`{"p":[1,2}`, "expected ',' or ']'"},
+		{`{"p":1} x`, "unexpected data after"},
+		{`[1]`, "expected a JSON object"},
+	}
+	for _, c := range refused {
+		if _, err := LaxMembers([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("LaxMembers(%q) = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestScanMembers(t *testing.T) {
+	t.Parallel()
+	ms, err := ScanMembers([]byte(`{"a":1,"A":2,"a":{"x":1,"x":2}}`))
+	if err != nil || len(ms) != 3 || ms[1].Key != "A" || string(ms[2].Value) != `{"x":1,"x":2}` {
+		t.Fatalf("ScanMembers = %q, %v", ms, err)
+	}
+	if _, err := ScanMembers([]byte(`{"a":1,}`)); err == nil {
+		t.Error("ScanMembers accepted a syntax error")
+	}
+}

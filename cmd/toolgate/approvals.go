@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/toolgate/toolgate/approvals"
-	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/state"
@@ -284,13 +283,9 @@ func runApprovalsStore(ctx context.Context, c *cli, wsPath string, rest []string
 
 // openStore opens the workspace's shared store (gateway.state).
 func (c *cli) openStore(ctx context.Context, ws *workspace.Workspace) (state.Store, error) {
-	cfg := state.Config{Dir: ws.StateDir()}
-	if pg := ws.Gateway.State.Postgres; pg != nil && pg.DSN != nil {
-		dsn, err := pg.DSN.Resolve(c.getenv)
-		if err != nil {
-			return nil, fmt.Errorf("gateway.state.postgres.dsn: %w", err)
-		}
-		cfg.DSN = dsn
+	cfg, err := gateway.StoreConfig(ws, c.getenv)
+	if err != nil {
+		return nil, err
 	}
 	return state.Open(ctx, cfg)
 }
@@ -298,15 +293,9 @@ func (c *cli) openStore(ctx context.Context, ws *workspace.Workspace) (state.Sto
 // auditDecision appends the decision's event to the workspace's audit
 // (its file, or the PostgreSQL chain), signed when the workspace signs.
 func (c *cli) auditDecision(ws *workspace.Workspace, st state.Store, r approvals.Request) error {
-	opts := audit.Options{Fsync: ws.Gateway.Audit.Fsync != "never"}
-	if ref := ws.Gateway.Audit.SigningKey; ref != nil {
-		v, err := ref.Resolve(c.getenv)
-		if err != nil {
-			return err
-		}
-		if opts.SigningKey, err = audit.ParseSigningKey([]byte(v)); err != nil {
-			return fmt.Errorf("gateway.audit.signing_key: %w", err)
-		}
+	opts, err := gateway.AuditOptions(ws, c.getenv)
+	if err != nil {
+		return err
 	}
 	sink, err := st.OpenAudit(gateway.AuditPath(ws), opts)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"os"
@@ -17,14 +18,16 @@ import (
 	"github.com/toolgate/toolgate/workspace"
 )
 
-const auditUsage = `Usage: toolgate audit verify [FILE] [-w WORKSPACE] [--dsn-env NAME] [--public-key FILE] [--allow-unsigned-tail]
+const auditUsage = `Usage: toolgate audit verify [FILE] [-w WORKSPACE] [--dsn-env NAME] [--public-key FILE [--previous-key FILE]...] [--allow-unsigned-tail]
        toolgate audit tail [FILE] [-w WORKSPACE] [--dsn-env NAME] [-f] [--agent ID] [--decision D] [-n N] [--format text|json]
        toolgate audit export [FILE] [-w WORKSPACE] [--dsn-env NAME] [--after SEQ]
        toolgate audit keygen [--private FILE] [--public FILE]
 
   verify  check the hash chain: every line intact, nothing removed or reordered;
           with --public-key also the signed checkpoints (truncation, a chain
-          rewritten from scratch); lists allowed calls with no outcome event
+          rewritten from scratch; --previous-key accepts checkpoints of a key
+          rotated out, while the chain must still end signed by --public-key);
+          lists allowed calls with no outcome event
   tail    print the last events, optionally filtered, and follow new ones with -f
   export  write the chain as JSONL to stdout (verifiable with audit verify FILE)
   keygen  make an ed25519 key pair for gateway.audit.signing_key (PEM; the
@@ -95,8 +98,13 @@ func runAuditVerify(ctx context.Context, c *cli, args []string) int {
 	src := addSourceFlags(fs)
 	pubFile := fs.String("public-key", "", "PEM ed25519 public key: require checkpoints signed by it")
 	allowTail := fs.Bool("allow-unsigned-tail", false, "with --public-key, accept events after the last checkpoint (a log a gateway is writing now)")
+	previous := fs.StringArray("previous-key", nil, "with --public-key, a PEM public key rotated out whose checkpoints are accepted too (repeatable)")
 	if code, ok := parse(fs, args); !ok {
 		return code
+	}
+	if len(*previous) > 0 && *pubFile == "" {
+		fmt.Fprintln(c.stderr, "toolgate audit verify: --previous-key needs --public-key (the key signing now)")
+		return exitUsage
 	}
 	var opts audit.VerifyOptions
 	if *pubFile != "" {
@@ -109,6 +117,18 @@ func runAuditVerify(ctx context.Context, c *cli, args []string) int {
 			return exitUsage
 		}
 		opts.AllowUnsignedTail = *allowTail
+		for _, f := range *previous {
+			data, err := os.ReadFile(f)
+			var k ed25519.PublicKey
+			if err == nil {
+				k, err = audit.ParsePublicKey(data)
+			}
+			if err != nil {
+				fmt.Fprintf(c.stderr, "toolgate audit verify: --previous-key %s: %v\n", f, err)
+				return exitUsage
+			}
+			opts.PreviousKeys = append(opts.PreviousKeys, k)
+		}
 	}
 	source, code := c.auditSource(ctx, "audit verify", fs, src)
 	if code != exitOK {
@@ -139,6 +159,9 @@ func runAuditVerify(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stdout, "signed: %d checkpoints by %s, through seq %d", rep.Checkpoints, audit.KeyID(opts.PublicKey), rep.SignedSeq)
 		if rep.UnsignedTail > 0 {
 			fmt.Fprintf(c.stdout, "; %d events after it not yet signed", rep.UnsignedTail)
+		}
+		if rep.PreviousKeyCheckpoints > 0 {
+			fmt.Fprintf(c.stdout, "; %d earlier checkpoints by previous keys", rep.PreviousKeyCheckpoints)
 		}
 		fmt.Fprintln(c.stdout)
 	}

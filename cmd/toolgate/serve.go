@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -40,6 +43,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return exitFail
 	}
 	defer g.Close()
+	stopReloading := startReloading(ctx, g)
+	defer stopReloading()
 	if *stdio {
 		if err := g.ServeStdio(ctx, *agent, *surface, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintf(c.stderr, "toolgate serve: %v\n", err)
@@ -60,10 +65,56 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "toolgate serve: listen on %s: %v\n", addr, err)
 		return exitFail
 	}
+	g.SetBaseURL(baseURL(ln.Addr()))
 	c.log.Info("listening", "addr", ln.Addr().String(), "workspace", path, "agent", *agent)
 	if err := g.Serve(ctx, ln, opts); err != nil {
 		fmt.Fprintf(c.stderr, "toolgate serve: %v\n", err)
 		return exitFail
 	}
 	return exitOK
+}
+
+// startReloading reloads the workspace on SIGHUP and when its file
+// changes (DESIGN §11), until the returned function is called. Every mode
+// reloads — daemon, per-agent HTTP and stdio instances — so the processes
+// of one workspace decide under the same revision.
+func startReloading(ctx context.Context, g *gateway.Gateway) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		g.WatchWorkspace(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = g.Reload(ctx, gateway.ReloadSignal) // logged, audited and shown in /admin/status
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		cancel()
+		wg.Wait()
+	}
+}
+
+// baseURL is how an operator on this machine reaches the listener: an
+// address bound to every interface is reached on loopback.
+func baseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

@@ -157,16 +157,25 @@ async function refreshStatus() {
     if (res.status === 401) { location.reload(); return; }
     const st = await res.json();
     const audit = st.audit.ok ? "ok" : "FAILING: " + st.audit.error;
-    showAlert(st.audit.ok ? "" : "Audit log failing — every call is refused: " + st.audit.error);
+    const store = st.store || { ok: true, kind: "", where: "" };
+    const reload = st.reload || {};
+    const alerts = [];
+    if (!st.audit.ok) alerts.push("Audit log failing — every call is refused: " + st.audit.error);
+    if (!store.ok) alerts.push("Shared store not answering: " + store.error);
+    if (reload.error) alerts.push("Workspace reload refused — revision " + (st.workspace.revision || "").slice(0, 12) + " stays in force: " + reload.error);
+    showAlert(alerts.join("\n"));
     const pairs = [
       ["workspace", st.workspace.path],
-      ["revision", (st.workspace.revision || "").slice(0, 12)],
+      ["revision", (st.workspace.revision || "").slice(0, 12) + (reload.loaded_at ? ", loaded " + new Date(reload.loaded_at).toLocaleString() : "") + (reload.reloads ? " (" + reload.reloads + " reloads)" : "")],
+      ["reload", reload.error ? "REFUSED: " + reload.error : "ok", reload.error ? "bad" : "ok"],
+      ["store", store.kind + " " + store.where + (store.ok ? "" : " — " + store.error), store.ok ? "ok" : "bad"],
       ["audit log", st.audit.path],
       ["audit", audit, st.audit.ok ? "ok" : "bad"],
       ["pending", String(st.approvals.pending)],
       ["approvals", "wait " + st.approvals.wait + ", valid " + st.approvals.ttl + ", " + st.approvals.rules + " rule(s)" + (st.approvals.elicitation ? ", elicitation" : "")],
       ["agents", (st.agents || []).join(", ")],
     ];
+    if ((reload.restart_required || []).length) pairs.push(["restart to apply", reload.restart_required.join(", "), "bad"]);
     for (const s of st.surfaces) pairs.push(["surface", s.id + " (" + s.kind + ", " + s.members + " tools)"]);
     for (const d of st.downstream) pairs.push(["downstream", d.id + ": " + d.state + (d.error ? " — " + d.error : ""), d.state === "connected" ? "ok" : d.state === "failed" ? "bad" : ""]);
     dl(pairs);
