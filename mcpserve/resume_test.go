@@ -477,3 +477,37 @@ func TestMCPGoClientPolls(t *testing.T) {
 		t.Errorf("result %s", b)
 	}
 }
+
+// TestResumeAttacks: a Last-Event-ID is only ever resolved within the
+// session that presents it: another session's stream, a stream number no
+// session issued, or a number past any sequence reads nothing of anyone.
+func TestResumeAttacks(t *testing.T) {
+	t.Parallel()
+	release := newGate()
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+		peer.Send(jsonrpc.Notification("notifications/message", []byte(`{"data":"victim's secret"}`)), m.ID, true)
+		if release.wait(ctx) {
+			reply(peer, m, `{}`)
+		}
+	})
+	defer release.open()
+	victim := initialize(t, te.url, "2025-11-25")
+	attacker := initialize(t, te.url, "2025-11-25")
+	resp := post(t, context.Background(), te.url, `{"jsonrpc":"2.0","id":1,"method":"x"}`, "Mcp-Session-Id", victim)
+	defer resp.Body.Close()
+	r := newSSEReader(resp.Body)
+	priming, _ := r.next()
+	r.next()
+	for _, id := range []string{priming.id, "1:0", "2:0", "9223372036854775807:0", "1:9223372036854775807"} {
+		g := get(t, context.Background(), te.url, "Mcp-Session-Id", attacker, HeaderLastEventID, id)
+		body := readAll(t, g)
+		if strings.Contains(body, "secret") || g.StatusCode == http.StatusOK && strings.Contains(body, `"result"`) {
+			t.Errorf("Last-Event-ID %s from another session read %q", id, body)
+		}
+	}
+	// Without a session, no resume at all.
+	g := get(t, context.Background(), te.url, HeaderLastEventID, priming.id)
+	if readAll(t, g); g.StatusCode != http.StatusBadRequest {
+		t.Errorf("resume without a session: %s", g.Status)
+	}
+}
