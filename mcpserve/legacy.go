@@ -118,7 +118,7 @@ func (hs *httpSession) release(st *stream) {
 		st.grace.Stop()
 		st.grace = nil
 	}
-	finished := st.finished
+	finished, cancel := st.finished, st.cancel
 	st.mu.Unlock()
 	hs.mu.Lock()
 	if hs.streams[st.key] == st {
@@ -143,8 +143,8 @@ func (hs *httpSession) release(st *stream) {
 	}
 	hs.mu.Unlock()
 	close(st.done)
-	if st.cancel != nil {
-		st.cancel()
+	if cancel != nil {
+		cancel()
 	}
 }
 
@@ -300,11 +300,15 @@ func (e *Endpoint) legacyPost(w http.ResponseWriter, r *http.Request, m *jsonrpc
 	// The request lives as long as its stream, not its POST: a client
 	// that can resume the stream may come back for it on a GET.
 	ctx, cancel := context.WithCancel(WithStreamHints(context.WithoutCancel(r.Context()), st))
-	st.cancel = cancel
 	a := newAttachment()
 	st.mu.Lock()
 	st.writer = a
+	st.cancel = cancel
+	released := st.released // the session ended meanwhile
 	st.mu.Unlock()
+	if released {
+		cancel()
+	}
 	hs.sess.HandleClient(ctx, m)
 	w.Header().Set("Mcp-Session-Id", hs.id)
 	if !sse {

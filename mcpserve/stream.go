@@ -168,13 +168,11 @@ type stream struct {
 	streamedOnce sync.Once
 	wake         chan struct{} // a pause was asked
 
-	// cancel ends the request's context (request streams).
-	cancel context.CancelFunc
-
 	attachMu sync.Mutex // serialises resumes taking the stream over
 	mu       sync.Mutex
-	writer   *attachment // the response writing the stream; nil: detached
-	gen      int64       // counts attachments; stale grace timers check it
+	cancel   context.CancelFunc // ends the request's context (request streams)
+	writer   *attachment        // the response writing the stream; nil: detached
+	gen      int64              // counts attachments; stale grace timers check it
 	grace    *time.Timer
 	pause    time.Duration
 	primed   bool // a priming event went out: the client can resume
