@@ -85,6 +85,8 @@ type Request struct {
 	// Wait overrides the snapshot's approval wait (a task's resumed call
 	// waits as long as the approval may take).
 	Wait time.Duration
+	// Protocol is the MCP protocol version the call came in (for the log).
+	Protocol string
 }
 
 // Holder takes a call that needs approval off its request, for clients
@@ -250,7 +252,7 @@ func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 	d := snap.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
 	ev.Decision, ev.Tier, ev.Payload.Effects = string(d.Outcome), string(d.Tier), string(d.Effects)
 	ev.Reason = p.redactor.Redact(d.Reason)
-	p.log.Info("decision", "agent", req.Agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier)
+	p.log.Info("decision", "agent", req.Agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier, "protocol", req.Protocol)
 	p.log.Debug("decision reason", "agent", req.Agent, "action", ev.Action, "reason", ev.Reason)
 	if d.Outcome == tiers.Deny {
 		return p.refuse(ctx, ev, ev.Reason)

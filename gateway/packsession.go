@@ -143,6 +143,7 @@ func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id
 			return res, nil
 		}
 		req.Asker = mcpserve.NewAsker(client, id, call.ProgressToken())
+		req.Protocol = client.Version
 		req.TraceID = traceID(call)
 	}
 	res := g.pipe.Call(ctx, req)

@@ -34,6 +34,7 @@ func (g *Gateway) callServerTool(ctx context.Context, agent, server string, tc m
 	default:
 		req.Call = call
 		req.Asker = mcpserve.NewAsker(tc.Client, tc.ID, call.ProgressToken())
+		req.Protocol = tc.Client.Version
 		req.TraceID = traceID(call)
 	}
 	res := g.pipe.Call(ctx, req)

@@ -109,7 +109,10 @@ func (h *proxyModern) Notify(ctx context.Context, m *jsonrpc.Message, req mcpser
 // agent's view), else one built by toolgate.
 func (g *Gateway) proxyDiscover(ctx context.Context, ps *proxyServer) json.RawMessage {
 	if _, err := g.serverEra(ctx, ps); err == nil && ps.down.discover != nil {
-		return mcpserve.SetResultMembers(ps.down.discover, "cacheScope", `"private"`)
+		// Every version is served on this endpoint (toolgate bridges the
+		// eras), so every version is listed — as the unsupported-version
+		// error lists them too.
+		return mcpserve.SetResultMembers(ps.down.discover, "cacheScope", `"private"`, "supportedVersions", string(versionList()))
 	}
 	return g.discoverResult(ps.id)
 }
@@ -161,4 +164,16 @@ func (g *Gateway) checkParamHeaders(ctx context.Context, agent string, ps *proxy
 		return jsonrpc.ErrorObject(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+err.Error())
 	}
 	return nil
+}
+
+// versionList is every version toolgate serves, as a JSON array.
+func versionList() []byte {
+	b := []byte{'['}
+	for i, v := range mcpserve.SupportedVersions() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, jsonrpc.Quote(v)...)
+	}
+	return append(b, ']')
 }
