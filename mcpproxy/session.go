@@ -374,12 +374,13 @@ func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID js
 
 	wireID := json.RawMessage(jsonrpc.IntID(id))
 	out := (&jsonrpc.Message{ID: wireID, Method: m.Method, Params: m.Params}).Encode()
+	// The request's context ends when the wait does, whatever ends it: a
+	// stateless server's POST is the request's lifetime (ending it cancels
+	// the request), and a session's polling of a closed stream stops.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	closing := false
 	if c, ok := conn.(interface{ CancelsByClosing() bool }); ok && c.CancelsByClosing() {
-		// The request's POST is its lifetime: ending it cancels the request.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
 		closing = true
 	}
 	if err := conn.Send(ctx, out, wireID); err != nil {
