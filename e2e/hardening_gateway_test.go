@@ -27,8 +27,8 @@ const hardenToken, hardenOtherToken = "harden-dev-token", "harden-ops-token"
 // hardenEnv is the token environment of the hardening workspaces.
 var hardenEnv = []string{"DEV_TOKEN=" + hardenToken, "OPS_TOKEN=" + hardenOtherToken}
 
-// initBody is a 2025-era initialize request.
-const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"harden","version":"1"}}}`
+// hardenInit is a 2025-era initialize request.
+const hardenInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"harden","version":"1"}}}`
 
 // httpResult is one raw HTTP exchange.
 type httpResult struct {
@@ -105,7 +105,7 @@ agents:
 	u := d.base + "/mcp/stdiosrv"
 	// The first use of the surface lists its tools (a short-lived probe
 	// process or two); settle that before counting.
-	first := postRaw(t, u, "application/json", hardenToken, "", initBody)
+	first := postRaw(t, u, "application/json", hardenToken, "", hardenInit)
 	if first.status != http.StatusOK {
 		t.Fatalf("first initialize: %d %s", first.status, first.body)
 	}
@@ -125,7 +125,7 @@ agents:
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := postRaw(t, u, "application/json", hardenToken, "", initBody)
+			r := postRaw(t, u, "application/json", hardenToken, "", hardenInit)
 			mu.Lock()
 			defer mu.Unlock()
 			switch r.status {
@@ -183,7 +183,7 @@ agents:
 	if r.status != http.StatusNotFound || !strings.Contains(r.body, "expired") {
 		t.Errorf("an expired session: %d %s", r.status, r.body)
 	}
-	if r := postRaw(t, u, "application/json", hardenToken, "", initBody); r.status != http.StatusOK {
+	if r := postRaw(t, u, "application/json", hardenToken, "", hardenInit); r.status != http.StatusOK {
 		t.Errorf("initialize after expiry: %d %s", r.status, r.body)
 	}
 }
@@ -387,7 +387,7 @@ agents:
 			if c.chunked {
 				head += "Transfer-Encoding: chunked\r\n\r\n"
 			} else {
-				head += fmt.Sprintf("Content-Length: %d\r\n\r\n", len(initBody))
+				head += fmt.Sprintf("Content-Length: %d\r\n\r\n", len(hardenInit))
 			}
 			if _, err := io.WriteString(conn, head); err != nil {
 				t.Fatal(err)
@@ -420,8 +420,8 @@ agents:
 			go func() {
 				tick := time.NewTicker(2 * time.Second)
 				defer tick.Stop()
-				for i := 0; i < len(initBody); i++ {
-					b := initBody[i : i+1]
+				for i := 0; i < len(hardenInit); i++ {
+					b := hardenInit[i : i+1]
 					if c.chunked {
 						b = "1\r\n" + b + "\r\n"
 					}
@@ -474,13 +474,13 @@ agents:
 	d := startDaemon(t, hardenEnv, "-w", ws)
 	u := d.base + "/mcp/stdiosrv"
 	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "", "application/json-patch+json", "text/json"} {
-		r := postRaw(t, u, ct, hardenToken, "", initBody)
+		r := postRaw(t, u, ct, hardenToken, "", hardenInit)
 		if r.status != http.StatusUnsupportedMediaType || !strings.Contains(r.body, "Content-Type: application/json") || r.sid != "" {
 			t.Errorf("Content-Type %q: HTTP %d %s", ct, r.status, r.body)
 		}
 	}
 	// Without a token too (a web page has none): still 415, nothing runs.
-	if r := postRaw(t, u, "text/plain", "", "", initBody); r.status != http.StatusUnsupportedMediaType {
+	if r := postRaw(t, u, "text/plain", "", "", hardenInit); r.status != http.StatusUnsupportedMediaType {
 		t.Errorf("text/plain without a token: HTTP %d", r.status)
 	}
 	n := len(pids.started())
@@ -488,7 +488,7 @@ agents:
 	if n != 0 {
 		t.Errorf("%d server processes started for non-JSON bodies", n)
 	}
-	if r := postRaw(t, u, "application/json; charset=utf-8", hardenToken, "", initBody); r.status != http.StatusOK {
+	if r := postRaw(t, u, "application/json; charset=utf-8", hardenToken, "", hardenInit); r.status != http.StatusOK {
 		t.Fatalf("JSON initialize: HTTP %d %s", r.status, r.body)
 	}
 	if len(pids.started()) == 0 {
@@ -525,7 +525,7 @@ agents:
 		{"a made-up token", "nobody", http.StatusUnauthorized, "not its token"},
 		{"its token", hardenToken, http.StatusOK, `"protocolVersion"`},
 	} {
-		r := postRaw(t, u, "application/json", c.token, "", initBody)
+		r := postRaw(t, u, "application/json", c.token, "", hardenInit)
 		if r.status != c.want || !strings.Contains(r.body, c.body) {
 			t.Errorf("%s: HTTP %d %s", c.name, r.status, r.body)
 		}

@@ -214,7 +214,7 @@ agents:
 		if time.Now().UnixNano()%2 == 0 {
 			surface = "json-tools"
 		}
-		r := c.post(ctx, "/mcp/"+surface, mallory, "", "application/json", nil, []byte(initBody))
+		r := c.post(ctx, "/mcp/"+surface, mallory, "", "application/json", nil, []byte(hardenInit))
 		st.flood(r.status)
 		return ctx.Err() != nil || r.status == http.StatusOK || (r.status == http.StatusTooManyRequests && strings.Contains(r.body, "max_per_agent")), r.String()
 	})
@@ -236,8 +236,8 @@ agents:
 		return ctx.Err() != nil || (r.status == http.StatusBadRequest && strings.Contains(r.body, "Header mismatch")), r.String()
 	})
 	hostile("text/plain and bad tokens", 200*time.Millisecond, func(ctx context.Context) (bool, string) {
-		r := c.post(ctx, "/mcp/stdiosrv", "", "", "text/plain", nil, []byte(initBody))
-		r2 := c.post(ctx, "/mcp/stdiosrv", "not-a-token", "", "application/json", nil, []byte(initBody))
+		r := c.post(ctx, "/mcp/stdiosrv", "", "", "text/plain", nil, []byte(hardenInit))
+		r2 := c.post(ctx, "/mcp/stdiosrv", "not-a-token", "", "application/json", nil, []byte(hardenInit))
 		return ctx.Err() != nil || (r.status == http.StatusUnsupportedMediaType && r2.status == http.StatusUnauthorized), r.String() + " / " + r2.String()
 	})
 
@@ -570,7 +570,7 @@ type soakSession struct {
 
 func (c *soakClient) open(ctx context.Context, surface, token string) (*soakSession, error) {
 	path := "/mcp/" + surface
-	r := c.post(ctx, path, token, "", "application/json", nil, []byte(initBody))
+	r := c.post(ctx, path, token, "", "application/json", nil, []byte(hardenInit))
 	if r.err != nil || r.status != http.StatusOK || r.sid == "" {
 		return nil, fmt.Errorf("initialize %s: %s", surface, r)
 	}

@@ -6,9 +6,12 @@ import (
 	"slices"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/tracing"
 )
 
 // supportedVersions are the session-era protocol versions a pack surface
@@ -143,7 +146,11 @@ func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id
 			return res, nil
 		}
 		req.Asker = mcpserve.NewAsker(client, id, call.ProgressToken())
-		req.TraceID = traceID(call)
+		req.Protocol = client.Version
+		var span trace.Span
+		ctx, span = g.startCallSpan(ctx, call, agent, s.pack.ID)
+		defer span.End()
+		req.TraceID = tracing.TraceID(ctx)
 	}
 	res := g.pipe.Call(ctx, req)
 	return res.JSON, res.RPCError

@@ -45,8 +45,11 @@ type proxyServer struct {
 }
 
 // newProxy resolves every server's environment, headers and bounds. It
-// opens nothing: downstream sessions start when clients arrive.
-func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(string) string, baseDir string, log *slog.Logger) (*proxy, error) {
+// opens nothing: downstream sessions start when clients arrive. headers,
+// when set, adds headers to every HTTP request sent downstream
+// (mcpproxy.Config.RequestHeaders: the gateway's trace context).
+func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(string) string, baseDir string, log *slog.Logger,
+	headers func(context.Context, []byte, http.Header)) (*proxy, error) {
 	p := &proxy{servers: map[string]*proxyServer{}}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
@@ -56,6 +59,7 @@ func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(stri
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: %w", sv.ID, err)
 		}
+		cfg.RequestHeaders = headers
 		ps := &proxyServer{id: sv.ID, cfg: cfg, stateless: cfg.Stateless(), toolsIdx: map[string]int{}}
 		// 2026-07-28 requests mirror x-mcp-header arguments into headers,
 		// written from the decided body.

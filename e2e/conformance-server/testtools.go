@@ -17,7 +17,13 @@ func registerTestTools(s *server.MCPServer, calls *atomic.Int64) {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text(fmt.Sprint(calls.Load() - 1)), nil
 		})
-	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Returns its text argument"),
+	// CONFORMANCE_ECHO_DESCRIPTION changes echo's description: a server
+	// whose tool definition changed after it was reviewed (pinning tests).
+	echoDesc := "Returns its text argument"
+	if d := os.Getenv("CONFORMANCE_ECHO_DESCRIPTION"); d != "" {
+		echoDesc = d
+	}
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription(echoDesc),
 		mcp.WithString("text", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true)),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text(req.GetString("text", "")), nil
