@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,9 +23,9 @@ import (
 
 // TestSoak runs mixed hostile and normal traffic over several agents and
 // both protocol eras against one daemon on loopback, sampling toolgate's
-// resident memory, threads (/proc/<pid>/task: the gateway exposes no
-// goroutine count, and this adds no endpoint) and open descriptors
-// (/proc/<pid>/fd) over time. After warm-up they must stay flat; at the
+// resident memory and threads (/proc/<pid>/status, /proc/<pid>/task),
+// goroutines (go_goroutines of its /metrics; nothing new is exposed) and
+// open descriptors (/proc/<pid>/fd) over time. After warm-up they must stay flat; at the
 // end every allowed call has its decision and outcome events and the
 // chain verifies. About 90s by default; TOOLGATE_SOAK=5m (any Go
 // duration) for longer, and 20s under -short.
@@ -40,7 +41,12 @@ func TestSoak(t *testing.T) {
 		}
 		length = d
 	}
-	requireBinaries(t, "jq")
+	if _, err := exec.LookPath("jq"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("jq is not installed; run scripts/ci-deps/bundled.sh")
+		}
+		t.Skip("jq is not installed; run scripts/ci-deps/bundled.sh")
+	}
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +57,7 @@ func TestSoak(t *testing.T) {
 	ws := writeFile(t, dir, "toolgate.yaml", fmt.Sprintf(`version: 1
 gateway:
   audit: {path: audit.jsonl, fsync: always}
+  admin_token: {env: TG_ADMIN_TOKEN}
   max_body: 64KiB
   body_timeout: 2s
   sessions: {max_per_agent: 6, idle_ttl: 3s}
@@ -84,7 +91,7 @@ agents:
       - tool:stdiosrv:pid
 `, conf, httpURL))
 	tokens := map[string]string{"alice": "soak-alice", "bob": "soak-bob", "mallory": "soak-mallory"}
-	env := []string{"ALICE_TOKEN=" + tokens["alice"], "BOB_TOKEN=" + tokens["bob"], "MALLORY_TOKEN=" + tokens["mallory"]}
+	env := []string{"TG_ADMIN_TOKEN=" + adminToken, "ALICE_TOKEN=" + tokens["alice"], "BOB_TOKEN=" + tokens["bob"], "MALLORY_TOKEN=" + tokens["mallory"]}
 	d := startDaemon(t, env, "-w", ws)
 	pid := d.cmd.Process.Pid
 	c := &soakClient{base: d.base, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second}}
@@ -243,11 +250,12 @@ agents:
 
 	// The sampler.
 	type sample struct {
-		at      time.Duration
-		rssKiB  int64
-		threads int
-		fds     int
-		procs   int
+		at         time.Duration
+		rssKiB     int64
+		threads    int
+		goroutines int
+		fds        int
+		procs      int
 	}
 	var samples []sample
 	start := time.Now()
@@ -256,7 +264,8 @@ agents:
 		if err != nil {
 			t.Fatalf("sample toolgate: %v", err)
 		}
-		return sample{at: time.Since(start), rssKiB: p.rssKiB, threads: p.threads, fds: p.fds, procs: len(descendants(pid))}
+		return sample{at: time.Since(start), rssKiB: p.rssKiB, threads: p.threads, goroutines: c.goroutines(t),
+			fds: p.fds, procs: len(descendants(pid))}
 	}
 	tick := time.NewTicker(2 * time.Second)
 sampling:
@@ -307,14 +316,15 @@ sampling:
 	}{
 		{"RSS", func(s sample) int64 { return s.rssKiB >> 10 }, 24, "MB"},
 		{"threads", func(s sample) int64 { return int64(s.threads) }, 8, ""},
+		{"goroutines", func(s sample) int64 { return int64(s.goroutines) }, 64, ""},
 		{"open fds", func(s sample) int64 { return int64(s.fds) }, 32, ""},
 		{"child processes", func(s sample) int64 { return int64(s.procs) }, 4, ""},
 	}
 	var series []string
 	for _, s := range samples {
-		series = append(series, fmt.Sprintf("%ds:%dMB/%dt/%dfd/%dp", int(s.at.Seconds()), s.rssKiB>>10, s.threads, s.fds, s.procs))
+		series = append(series, fmt.Sprintf("%ds:%dMB/%dt/%dg/%dfd/%dp", int(s.at.Seconds()), s.rssKiB>>10, s.threads, s.goroutines, s.fds, s.procs))
 	}
-	t.Logf("soak: %s of load, %d samples (RSS/threads/fds/child processes): %s", loadEnded.Round(time.Second), len(samples), strings.Join(series, " "))
+	t.Logf("soak: %s of load, %d samples (RSS/threads/goroutines/fds/child processes): %s", loadEnded.Round(time.Second), len(samples), strings.Join(series, " "))
 	for _, m := range metrics {
 		e, l := maxOf(early, m.f), maxOf(late, m.f)
 		t.Logf("soak: %s after warm-up: max %d%s in the first half, %d%s in the second; after the load %d%s", m.name, e, m.unit, l, m.unit, m.f(quiet), m.unit)
@@ -558,6 +568,29 @@ func (c *soakClient) post(ctx context.Context, path, token, sid, contentType str
 		r.msgs = append(r.msgs, json.RawMessage(t))
 	}
 	return r
+}
+
+// goroutines reads go_goroutines from the gateway's /metrics (the admin
+// token's): an endpoint the gateway has anyway.
+func (c *soakClient) goroutines(t *testing.T) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", c.base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		var n int
+		if _, err := fmt.Sscanf(sc.Text(), "go_goroutines %d", &n); err == nil {
+			return n
+		}
+	}
+	t.Fatalf("GET /metrics: HTTP %d without go_goroutines", resp.StatusCode)
+	return 0
 }
 
 // soakSession is one 2025-era session.
