@@ -26,6 +26,7 @@ fuzz ./grantcheck FuzzConstraint
 fuzz ./grantcheck FuzzFastSchema
 fuzz ./workspace FuzzParseTemplate
 fuzz ./strictjson FuzzDifferential
+fuzz ./strictjson FuzzAppendUnquote
 fuzz ./jsonrpc FuzzParseMessage
 FUZZTIME=${FUZZTIME_AUDIT:-3000x} fuzz ./audit FuzzReader
 fuzz ./packs FuzzRelBeneath
