@@ -28,6 +28,8 @@ fuzz ./workspace FuzzParseTemplate
 fuzz ./strictjson FuzzDifferential
 fuzz ./strictjson FuzzAppendUnquote
 fuzz ./jsonrpc FuzzParseMessage
+fuzz ./mcpserve FuzzEndpointPost
+fuzz ./mcpserve FuzzServeStdio
 FUZZTIME=${FUZZTIME_AUDIT:-3000x} fuzz ./audit FuzzReader
 fuzz ./packs FuzzRelBeneath
 fuzz ./packs FuzzCanonicalDecimal
