@@ -132,9 +132,9 @@ type eraRun struct {
 	clients [nConfigs][]*client.Client
 	// server lists the downstream's processes per configuration: toolgate
 	// may run one stdio server per client session.
-	server [nConfigs]func() []int
-	pack    *client.Client
-	res     [nConfigs][2]phase // [config][c1, c16]
+	server           [nConfigs]func() []int
+	pack             *client.Client
+	res              [nConfigs][2]phase // [config][c1, c16]
 	packRes, execRes phase
 }
 

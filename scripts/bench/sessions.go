@@ -10,8 +10,8 @@ import (
 
 // idleResult is toolgate's memory before and after opening idle sessions.
 type idleResult struct {
-	surface          string
-	sessions         int
+	surface           string
+	sessions          int
 	beforeKB, afterKB int64
 }
 
