@@ -58,6 +58,23 @@ func compareWithReference(t *testing.T, data []byte) {
 	m, err := Members(data)
 	rm, rerr := refMembers(data)
 	same("Members", members(m), members(rm), err, rerr)
+	for _, key := range []string{"a", "params", "k3", "\u212a"} {
+		v, found, err := Lookup(data, key)
+		var rv []byte
+		rfound := false
+		for _, mem := range rm {
+			if mem.Key == key {
+				rv, rfound = mem.Value, true
+			}
+		}
+		same("Lookup", struct {
+			v     string
+			found bool
+		}{string(v), found}, struct {
+			v     string
+			found bool
+		}{string(rv), rfound}, err, rerr)
+	}
 	m, err = LaxMembers(data)
 	rm, rerr = refLaxMembers(data)
 	same("LaxMembers", members(m), members(rm), err, rerr)

@@ -103,6 +103,31 @@ func Members(data []byte) ([]Member, error) {
 	return out, nil
 }
 
+// Lookup returns the value of the member key of the JSON object data,
+// with the whole object checked under the strict rules as Members checks
+// it, without building its members: found is false when key is absent.
+// It is how a relay reads one field of every message it passes on.
+func Lookup(data []byte, key string) (value []byte, found bool, err error) {
+	p := parser{data: data}
+	p.skipSpace()
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		return nil, false, p.errorf("expected a JSON object")
+	}
+	err = p.object(0, func(k []byte, start, end int) {
+		if !found && string(k) == key {
+			value, found = data[start:end], true
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	p.skipSpace()
+	if p.i != len(p.data) {
+		return nil, false, p.errorf("unexpected data after the JSON value")
+	}
+	return value, found, nil
+}
+
 // LaxMembers splits a JSON object into its members like Members, with the
 // strict rules applied to its own keys only: its values are delimited and
 // their syntax checked, but duplicate or case-variant keys, invalid UTF-8
