@@ -112,8 +112,10 @@ func TestMethodDecoded(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":1,"A":2}}`: "tools/call",
 	} {
 		m, err := ParseMessage([]byte(in))
-		if err != nil || m.Method != want {
-			t.Errorf("ParseMessage(%s).Method = %q, %v; want %q", in, m.Method, err, want)
+		if err != nil {
+			t.Errorf("ParseMessage(%s): %v", in, err)
+		} else if m.Method != want {
+			t.Errorf("ParseMessage(%s).Method = %q, want %q", in, m.Method, want)
 		}
 	}
 }
