@@ -4,10 +4,12 @@ package supervisor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -63,15 +65,46 @@ func supervise(a Args, ctl *os.File) Report {
 	if RaceEnv != "" {
 		env = slices.DeleteFunc(env, func(kv string) bool { return kv == RaceEnv })
 	}
-	cmd := &exec.Cmd{Path: a.Program, Args: a.Argv, Env: env,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: files}
-	if a.AS > 0 {
-		// The running binary itself (even if replaced on disk since).
-		cmd.Path = selfExe
-		cmd.Args = append([]string{LimitArg0, strconv.FormatInt(a.AS, 10), "--", a.Program}, a.Argv...)
+	command := func(limit string) *exec.Cmd {
+		cmd := &exec.Cmd{Path: a.Program, Args: a.Argv, Env: env,
+			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: files}
+		switch limit {
+		case LimitTraced:
+			cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+		case LimitShim:
+			// The running binary itself (even if replaced on disk since).
+			cmd.Path = selfExe
+			cmd.Args = append([]string{LimitArg0, strconv.FormatInt(a.AS, 10), "--", a.Program}, a.Argv...)
+		}
+		return cmd
 	}
-	if err := cmd.Start(); err != nil {
+	var limit string
+	switch {
+	case a.AS > 0 && plainProgram(a.Program):
+		limit = LimitTraced
+	case a.AS > 0:
+		limit = LimitShim
+	}
+	// ptrace requests must come from the thread that started the tracee.
+	runtime.LockOSThread()
+	cmd := command(limit)
+	err := cmd.Start()
+	if err != nil && limit == LimitTraced && errors.Is(err, syscall.EPERM) {
+		// Tracing is refused here (a seccomp profile, or this supervisor
+		// is itself traced): the shim sets the bound instead.
+		limit = LimitShim
+		cmd = command(limit)
+		err = cmd.Start()
+	}
+	if err != nil {
 		return Report{StartError: err.Error()}
+	}
+	if limit == LimitTraced {
+		if err := limitTraced(cmd.Process.Pid, a.AS); err != nil {
+			_ = cmd.Process.Kill()
+			_, _ = cmd.Process.Wait()
+			return Report{StartError: "setting max_memory (RLIMIT_AS " + strconv.FormatInt(a.AS, 10) + "): " + err.Error()}
+		}
 	}
 	for _, f := range files {
 		f.Close()
@@ -84,7 +117,7 @@ func supervise(a Args, ctl *os.File) Report {
 		close(stop)
 	}()
 
-	var rep Report
+	rep := Report{Limit: limit}
 	done := false
 	onChild := func(ws unix.WaitStatus, ru *unix.Rusage) {
 		done = true
@@ -190,6 +223,60 @@ func killDescendants(grace time.Duration, child int, onChild func(unix.WaitStatu
 		time.Sleep(killPollInterval)
 	}
 	return killed, outside
+}
+
+// plainProgram reports whether path runs with the caller's own
+// privileges: no setuid or setgid bit and no file capabilities. Only such
+// a program is started traced, since tracing takes those privileges away
+// (and so changes what the program may do); any other keeps the shim.
+func plainProgram(path string) bool {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil || st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		return false
+	}
+	_, err := unix.Getxattr(path, "security.capability", nil)
+	return err != nil // ENODATA: none; ENOTSUP: the file system holds none
+}
+
+// limitTraced bounds the address space of a command started traced
+// (PTRACE_TRACEME, so it stops at its execve, before the program's first
+// instruction): it waits for that stop, sets RLIMIT_AS (soft and hard, so
+// the command cannot raise it) and lets the command go, no longer traced.
+// While it holds the command, the command dies with this supervisor
+// (PTRACE_O_EXITKILL), so it never runs unbounded. This saves the shim's
+// own start — a whole toolgate process — on every call.
+func limitTraced(pid int, as int64) error {
+	for {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("waiting for the command to start: %w", err)
+		}
+		if !ws.Stopped() {
+			return fmt.Errorf("the command ended before it started (wait status %#x)", uint32(ws))
+		}
+		if ws.StopSignal() == unix.SIGTRAP {
+			break
+		}
+		// A signal arrived before the exec: deliver it, wait on.
+		if err := unix.PtraceCont(pid, int(ws.StopSignal())); err != nil {
+			return fmt.Errorf("resuming the command: %w", err)
+		}
+	}
+	if err := unix.PtraceSetOptions(pid, unix.PTRACE_O_EXITKILL); err != nil {
+		return fmt.Errorf("tracing the command: %w", err)
+	}
+	lim := unix.Rlimit{Cur: uint64(as), Max: uint64(as)}
+	if err := unix.Prlimit(pid, unix.RLIMIT_AS, &lim, nil); err != nil {
+		return err
+	}
+	if err := unix.PtraceDetach(pid); err != nil {
+		return fmt.Errorf("releasing the command: %w", err)
+	}
+	return nil
 }
 
 // limitExecMain is the memory-limit shim: toolgate-limit-exec BYTES --

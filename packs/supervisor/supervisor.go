@@ -109,7 +109,22 @@ type Report struct {
 	CleanupMS int64 `json:"cleanup_ms,omitempty"`
 	// StartError is set when the command could not be started.
 	StartError string `json:"start_error,omitempty"`
+	// Limit says how max_memory was put in force: LimitTraced or
+	// LimitShim; "" when the command had no bound.
+	Limit string `json:"limit,omitempty"`
 }
+
+// How a supervisor bounds a command's memory before the program runs.
+const (
+	// LimitTraced: the command starts traced, stops at its execve, gets
+	// RLIMIT_AS from the supervisor and is released (one process start).
+	LimitTraced = "traced"
+	// LimitShim: the command starts as the toolgate binary under
+	// LimitArg0, which sets RLIMIT_AS on itself and executes the program
+	// (two process starts); used for set-user-ID programs and where
+	// tracing is not allowed.
+	LimitShim = "shim"
+)
 
 // maxReportBytes bounds what is read from a report pipe.
 const maxReportBytes = 64 << 10
