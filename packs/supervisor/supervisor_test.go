@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -41,6 +42,28 @@ func TestReadReport(t *testing.T) {
 	for _, in := range []string{"", "{", strings.Repeat(" ", maxReportBytes) + "{}"} {
 		if _, err := ReadReport(strings.NewReader(in)); err == nil {
 			t.Errorf("ReadReport(%.20q) accepted", in)
+		}
+	}
+}
+
+// TestReportEncode: the hand-written report is what encoding/json writes
+// (the limit names are plain words, so they need no escaping).
+func TestReportEncode(t *testing.T) {
+	t.Parallel()
+	for _, r := range []Report{
+		{}, {Exit: 3}, {Signal: 9, MaxRSS: 1 << 20}, {Killed: 2, OutsideGroup: 1, CleanupMS: 7, Limit: LimitTraced},
+		{Exit: -1, Limit: LimitShim}, {StartError: "fork/exec \"x\": <permission> denied\n"},
+	} {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.encode(); string(got) != string(want) {
+			t.Errorf("encode(%+v) = %s, want %s", r, got, want)
+		}
+		back, err := ReadReport(strings.NewReader(string(r.encode()) + "\n"))
+		if err != nil || !reflect.DeepEqual(*back, r) {
+			t.Errorf("ReadReport(encode(%+v)) = %+v, %v", r, back, err)
 		}
 	}
 }
