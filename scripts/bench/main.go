@@ -49,6 +49,8 @@ func main() {
 	eras := flag.String("eras", eraSession+","+eraStateless, "client protocol eras, comma-separated")
 	fsync := flag.String("fsync", "always", "gateway.audit.fsync of the bench workspace")
 	profile := flag.String("profile", "", "write a CPU profile of toolgate under load to this file")
+	var gateEnv envList
+	flag.Var(&gateEnv, "toolgate-env", "KEY=VALUE added to toolgate's environment (repeatable; e.g. GODEBUG, GOGC)")
 	flag.Parse()
 	switch *role {
 	case "":
@@ -85,9 +87,12 @@ func main() {
 			fatalf("build toolgate (run from the repository root, or pass -toolgate): %v", err)
 		}
 	}
+	if *bin, err = filepath.Abs(*bin); err != nil {
+		fatalf("%v", err)
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 128 // every worker keeps its connection
-	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}}
+	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv}
 	echo, url := startEchoHTTP(self)
 	defer func() { _ = echo.Process.Kill(); _ = echo.Wait() }()
 	b.echoURL, b.echoPID = url, echo.Process.Pid
@@ -107,6 +112,7 @@ type bench struct {
 	self, bin, tmp   string
 	calls, packCalls int
 	fsync            string
+	gateEnv          []string
 
 	echoURL string
 	echoPID int
@@ -153,15 +159,15 @@ func (b *bench) writeWorkspace(dir string, sessions int) string {
 
 func (b *bench) run(eras []string, rounds int) {
 	ws := b.writeWorkspace(filepath.Join(b.tmp, "load"), 64)
-	b.gate = startToolgate(b.bin, ws)
+	b.gate = startToolgate(b.bin, ws, b.gateEnv...)
 	defer b.gate.stop()
 
 	runs := make([]*eraRun, len(eras))
 	for i, era := range eras {
 		runs[i] = b.open(strings.TrimSpace(era))
 	}
-	fmt.Printf("toolgate %s, fsync: %s; %d rounds × %d calls per configuration and concurrency; load %s\n",
-		b.bin, b.fsync, rounds, b.calls, loadavg())
+	fmt.Printf("toolgate %s %s, fsync: %s; %d rounds × %d calls per configuration and concurrency; load %s\n",
+		b.bin, strings.Join(b.gateEnv, " "), b.fsync, rounds, b.calls, loadavg())
 	for r := range rounds {
 		for _, er := range runs {
 			for ci, conc := range []int{1, 16} {
@@ -190,9 +196,10 @@ func (b *bench) run(eras []string, rounds int) {
 	}
 }
 
-// open starts one era's clients: 16 per HTTP configuration (one session
-// per worker), one shared by every worker for the direct stdio server (a
-// stdio server has one connection, as toolgate's own stdio downstream).
+// open starts one era's clients: 16 per configuration, one per worker
+// (an HTTP session each; for direct stdio a server process each, as
+// toolgate runs one per client session toward a session-era stdio
+// server), so worker w of every configuration has a peer of its own.
 func (b *bench) open(era string) *eraRun {
 	er := &eraRun{era: era}
 	for c, url := range map[int]string{directHTTP: b.echoURL, gateHTTP: b.gate.base + "/mcp/echohttp", gateStdio: b.gate.base + "/mcp/echostdio"} {
@@ -204,8 +211,12 @@ func (b *bench) open(era string) *eraRun {
 			er.clients[c] = append(er.clients[c], openHTTP(url, token, era, b.hc))
 		}
 	}
-	cl, pid := openStdio([]string{b.self, "-role", "echo-stdio"}, era)
-	er.clients[directStdio] = []*client.Client{cl}
+	var stdioPIDs []int
+	for range 16 {
+		cl, pid := openStdio([]string{b.self, "-role", "echo-stdio"}, era)
+		er.clients[directStdio] = append(er.clients[directStdio], cl)
+		stdioPIDs = append(stdioPIDs, pid)
+	}
 	er.pack = openHTTP(b.gate.base+"/mcp/bench", benchToken, era, b.hc)
 	for _, cls := range er.clients {
 		for _, cl := range cls {
@@ -230,8 +241,8 @@ func (b *bench) open(era string) *eraRun {
 		return pids
 	}
 	toolgateStdio()
-	fixed := func(pid int) func() []int { return func() []int { return []int{pid} } }
-	er.server = [nConfigs]func() []int{directHTTP: fixed(b.echoPID), gateHTTP: fixed(b.echoPID), directStdio: fixed(pid), gateStdio: toolgateStdio}
+	fixed := func(pids ...int) func() []int { return func() []int { return pids } }
+	er.server = [nConfigs]func() []int{directHTTP: fixed(b.echoPID), gateHTTP: fixed(b.echoPID), directStdio: fixed(stdioPIDs...), gateStdio: toolgateStdio}
 	return er
 }
 
@@ -267,6 +278,19 @@ func execPhase(n int) phase {
 	})
 	p.server = childrenCPU() - c0
 	return p
+}
+
+// envList is a repeatable KEY=VALUE flag.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+
+func (e *envList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
 }
 
 func loadavg() string {

@@ -96,7 +96,7 @@ func (b *bench) idle(n int) {
 	fmt.Printf("\n== %d idle sessions (session era, initialize + initialized, no stream), fresh toolgate each ==\n", n)
 	for _, surface := range []string{"bench", "echohttp"} {
 		ws := b.writeWorkspace(filepath.Join(b.tmp, "idle-"+surface), n+16)
-		g := startToolgate(b.bin, ws)
+		g := startToolgate(b.bin, ws, b.gateEnv...)
 		r := idleSessions(g, surface, n)
 		g.stop()
 		check(fmt.Sprintf("toolgate RSS, MB, %d sessions on /mcp/%s", n, surface), float64(r.afterKB)/1024, "≤", targetIdleMB,
@@ -105,20 +105,23 @@ func (b *bench) idle(n int) {
 }
 
 // profile runs a separate toolgate with TOOLGATE_CPUPROFILE=file under
-// c16 load on both downstreams (session era), so the profile is of calls,
-// not of the benchmark's other phases.
+// load on both downstreams (session era; 2×calls at c1 and 2×calls at c16
+// on each), then the pack calls, so the profile is of calls, not of the
+// benchmark's other phases.
 func (b *bench) profile(file string) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		fatalf("%v", err)
 	}
 	ws := b.writeWorkspace(filepath.Join(b.tmp, "profile"), 64)
-	g := startToolgate(b.bin, ws, "TOOLGATE_CPUPROFILE="+abs)
+	g := startToolgate(b.bin, ws, append([]string{"TOOLGATE_CPUPROFILE=" + abs}, b.gateEnv...)...)
 	saved := b.gate
 	b.gate = g
 	er := b.open(eraSession)
 	for _, c := range []int{gateHTTP, gateStdio} {
-		b.phase(er, c, 16, 4*b.calls)
+		for _, conc := range []int{1, 16} {
+			b.phase(er, c, conc, 2*b.calls)
+		}
 	}
 	er.packRes = b.packPhase(er)
 	for _, cls := range er.clients {
@@ -133,6 +136,6 @@ func (b *bench) profile(file string) {
 		log, _ := os.ReadFile(filepath.Join(g.dir, "toolgate.log"))
 		fatalf("no CPU profile at %s (does this toolgate honour TOOLGATE_CPUPROFILE?)\n%s", abs, strings.TrimSpace(string(log)))
 	}
-	fmt.Printf("\nCPU profile of toolgate under c16 load (%d calls per downstream, then %d pack calls): %s\n  go tool pprof -top %s %s\n",
-		4*b.calls, b.packCalls, abs, b.bin, abs)
+	fmt.Printf("\nCPU profile of toolgate under load (%d calls per downstream at c1 and c16 each, then %d pack calls): %s\n  go tool pprof -top %s %s\n",
+		2*b.calls, b.packCalls, abs, b.bin, abs)
 }
