@@ -6,9 +6,11 @@
 // the same bare exec; and toolgate's memory with 1,000 idle sessions.
 //
 // Per configuration it reports p50/p99 latency, calls/s, and CPU per call
-// of toolgate, of the downstream server and of the bench client (from
-// /proc/<pid>/stat utime+stime deltas over each phase, summed over the
-// rounds, divided by the calls), toolgate's RSS, and the targets
+// of toolgate, of the downstream server and of the bench client (deltas
+// over each phase of the processes' run time from /proc — per thread,
+// /proc/<pid>/task/*/schedstat, in ns, since utime+stime's 10 ms ticks are
+// too coarse over 16 server processes; children's from /proc/<pid>/stat —
+// summed over the rounds, divided by the calls), toolgate's RSS, and the targets
 // as ratios taken in this one run. Everything runs on loopback; every
 // loop is bounded and the program stops by itself.
 //
