@@ -3,12 +3,27 @@ package audit
 import (
 	"runtime"
 	"sync"
+	"time"
 )
 
 // CommitFunc writes one batch of events durably, in order. It returns an
 // error per event (nil entries for events written; errs may be nil when all
 // were) and an error that fails the whole batch.
 type CommitFunc func(evs []*Event) (errs []error, err error)
+
+// ObserveCommit wraps commit so that observe (when not nil) is told how
+// long each batch took to write and how many events it held.
+func ObserveCommit(commit CommitFunc, observe func(d time.Duration, events int)) CommitFunc {
+	if observe == nil {
+		return commit
+	}
+	return func(evs []*Event) ([]error, error) {
+		start := time.Now()
+		errs, err := commit(evs)
+		observe(time.Since(start), len(evs))
+		return errs, err
+	}
+}
 
 // Batcher group-commits appends (DESIGN §7): while one caller (the leader)
 // runs a commit, the others queue; when it finishes, the next leader takes

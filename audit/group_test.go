@@ -66,3 +66,42 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
 }
+
+// TestOnCommitObservesEachBatch: the observer hears of every group commit
+// with its size, summing to the events appended.
+func TestOnCommitObservesEachBatch(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var sizes []int
+	var total time.Duration
+	l, err := Open(filepath.Join(t.TempDir(), "audit.jsonl"), Options{OnCommit: func(d time.Duration, n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		sizes = append(sizes, n)
+		total += d
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := l.Append(&Event{Agent: "g", Decision: "deny"}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	sum := 0
+	for _, n := range sizes {
+		sum += n
+	}
+	if b, _ := l.Stats(); sum != 8 || int64(len(sizes)) != b || total <= 0 {
+		t.Fatalf("observed batches %v (total %s), want them to sum to 8 over %d batches", sizes, total, b)
+	}
+}

@@ -29,6 +29,9 @@ type Options struct {
 	SigningKey ed25519.PrivateKey
 	// CheckpointEvery is the checkpoint interval (default 1,000).
 	CheckpointEvery int
+	// OnCommit, when set, is told the duration and size of every group
+	// commit (the gateway's metrics); it must not block.
+	OnCommit func(d time.Duration, events int)
 }
 
 // Log appends events to one audit file. It is safe for concurrent use by
@@ -69,7 +72,7 @@ func Open(path string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("open audit log: %w (check gateway.audit.path: its directory must exist and be writable)", err)
 	}
 	l := &Log{path: path, fsync: opts.Fsync, signer: NewSigner(opts.SigningKey, opts.CheckpointEvery), f: f, size: -1}
-	l.batch = NewBatcher(l.commit)
+	l.batch = NewBatcher(ObserveCommit(l.commit, opts.OnCommit))
 	if err := l.prime(); err != nil {
 		f.Close()
 		return nil, err

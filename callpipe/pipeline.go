@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/tiers"
 )
 
@@ -84,6 +85,8 @@ type Request struct {
 	// Wait overrides the snapshot's approval wait (a task's resumed call
 	// waits as long as the approval may take).
 	Wait time.Duration
+	// Protocol is the MCP protocol version the call came in (for the log).
+	Protocol string
 }
 
 // Holder takes a call that needs approval off its request, for clients
@@ -107,6 +110,9 @@ type Result struct {
 	RPCError []byte
 	// Denied is true for a refusal by toolgate (JSON is a DENIED result).
 	Denied bool
+	// failed says why an allowed call did not end well (the run failed,
+	// or an event could not be audited), for the Observer; "" otherwise.
+	failed string
 }
 
 // Executor turns an allowed call into a run. Prepare checks what only the
@@ -184,7 +190,10 @@ type Options struct {
 	// Sealer seals the requestState toolgate issues; nil: no call is
 	// held by asking the caller's user.
 	Sealer *Sealer
-	Logger *slog.Logger
+	// Observer, when set, is told how every call ended (metrics, the
+	// gateway's trace span).
+	Observer Observer
+	Logger   *slog.Logger
 }
 
 // Pipeline decides, executes and audits tools/calls. It is safe for
@@ -195,6 +204,7 @@ type Pipeline struct {
 	journal   *Journal
 	redactor  Redactor
 	sealer    *Sealer
+	observer  Observer
 	log       *slog.Logger
 }
 
@@ -206,7 +216,7 @@ func New(opts Options) *Pipeline {
 	if opts.Redactor == nil {
 		opts.Redactor = noRedaction{}
 	}
-	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: textRedactor{opts.Redactor}, sealer: opts.Sealer, log: opts.Logger}
+	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: textRedactor{opts.Redactor}, sealer: opts.Sealer, observer: opts.Observer, log: opts.Logger}
 }
 
 type noRedaction struct{}
@@ -221,6 +231,19 @@ func (p *Pipeline) Journal() *Journal { return p.journal }
 // refusal is one event; an allowed call is a decision event written
 // before anything runs and an outcome event after.
 func (p *Pipeline) Call(ctx context.Context, req Request) Result {
+	if p.observer == nil {
+		return p.call(ctx, req, nil)
+	}
+	start := time.Now()
+	var ev *audit.Event
+	res := p.call(ctx, req, &ev)
+	p.observer.CallDone(ctx, callStats(req, ev, res, time.Since(start)))
+	return res
+}
+
+// call is Call; *evp is set to the call's decision event as soon as it
+// exists (evp may be nil).
+func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Result {
 	snap := p.snapshot()
 	ctx = withSnapshot(ctx, snap)
 	name := req.Name
@@ -228,13 +251,22 @@ func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 		name = req.Call.Name
 	}
 	ev := p.newCallEvent(req, name, snap)
+	if evp != nil {
+		*evp = ev
+	}
 	if req.ParseErr != nil || req.Call == nil {
 		msg := "malformed tools/call"
 		if req.ParseErr != nil {
 			msg += ": " + req.ParseErr.Error()
 		}
 		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(msg)
-		return p.refuse(ctx, ev, ev.Reason)
+		// A call that cannot be read is a protocol error: the client gets
+		// Invalid params (still with the DENIED text), as a server would
+		// answer it.
+		if err := p.journal.Append(ev); err != nil {
+			return auditFailure(err)
+		}
+		return Result{RPCError: jsonrpc.ErrorObject(jsonrpc.CodeInvalidParams, "Invalid params: "+DeniedPrefix+ev.Reason), Denied: true}
 	}
 	// A retry answering toolgate's own question: the answer is the
 	// approval step's; the downstream sees the call without it.
@@ -243,7 +275,7 @@ func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 	d := snap.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
 	ev.Decision, ev.Tier, ev.Payload.Effects = string(d.Outcome), string(d.Tier), string(d.Effects)
 	ev.Reason = p.redactor.Redact(d.Reason)
-	p.log.Info("decision", "agent", req.Agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier)
+	p.log.Info("decision", "agent", req.Agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier, "protocol", req.Protocol)
 	p.log.Debug("decision reason", "agent", req.Agent, "action", ev.Action, "reason", ev.Reason)
 	if d.Outcome == tiers.Deny {
 		return p.refuse(ctx, ev, ev.Reason)
@@ -299,7 +331,7 @@ func (p *Pipeline) finish(decision *audit.Event, out Outcome) Result {
 	if err := p.journal.Append(ev); err != nil {
 		return auditFailure(err)
 	}
-	var res Result
+	res := Result{failed: ev.Error}
 	if out.Result != nil {
 		res.JSON = p.redactJSON(out.Result)
 	}
@@ -322,7 +354,8 @@ func (p *Pipeline) refuse(_ context.Context, ev *audit.Event, reason string) Res
 }
 
 func auditFailure(err error) Result {
-	return Result{JSON: ErrorResult(DeniedPrefix + "the audit log could not be written, so the call is refused: " + err.Error()), Denied: true}
+	msg := "the audit log could not be written, so the call is refused: " + err.Error()
+	return Result{JSON: ErrorResult(DeniedPrefix + msg), Denied: true, failed: msg}
 }
 
 func (p *Pipeline) redactAll(argv []string) []string {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,16 @@ import (
 type daemon struct {
 	base string // http://127.0.0.1:PORT
 	cmd  *exec.Cmd
+
+	mu  sync.Mutex
+	log []string // its JSON log lines after "listening"
+}
+
+// logLines returns the daemon's log lines so far.
+func (d *daemon) logLines() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.log...)
 }
 
 // startDaemon runs `toolgate serve` with args on a free loopback port and
@@ -56,7 +67,16 @@ func startDaemon(t testing.TB, env []string, args ...string) *daemon {
 		}
 		if json.Unmarshal(lines.Bytes(), &rec) == nil && rec.Msg == "listening" {
 			d.base = "http://" + rec.Addr
-			go func() { _, _ = io.Copy(io.Discard, stderr) }()
+			go func() {
+				for lines.Scan() {
+					d.mu.Lock()
+					if len(d.log) < 10000 {
+						d.log = append(d.log, lines.Text())
+					}
+					d.mu.Unlock()
+				}
+				_, _ = io.Copy(io.Discard, stderr)
+			}()
 			return d
 		}
 	}

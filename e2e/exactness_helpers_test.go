@@ -303,7 +303,9 @@ func (r reply) toolText() (string, bool) {
 		return string(r.last()), true
 	}
 	if m.Error != nil {
-		return m.Error.Message, true
+		// A call that cannot be read is refused as Invalid params, with
+		// the DENIED text after that prefix.
+		return strings.TrimPrefix(m.Error.Message, "Invalid params: "), true
 	}
 	if len(m.Result.Content) == 0 {
 		return "", m.Result.IsError

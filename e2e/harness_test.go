@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,28 @@ type harnessEnv struct {
 	dir, ws, data, notes     string
 	victim, auditPath, token string
 	base                     string // the daemon's URL in http mode
+	daemon                   *daemon
+}
+
+// protocols are the MCP protocol versions the harness's calls came in,
+// from the daemon's decision log lines (http mode).
+func (e *harnessEnv) protocols() []string {
+	if e.daemon == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range e.daemon.logLines() {
+		var rec struct {
+			Msg      string `json:"msg"`
+			Protocol string `json:"protocol"`
+		}
+		if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == "decision" && !seen[rec.Protocol] {
+			seen[rec.Protocol] = true
+			out = append(out, rec.Protocol)
+		}
+	}
+	return out
 }
 
 // harnessWorkspace is the demo workspace (examples/command-packs) with
@@ -113,7 +136,8 @@ func newHarnessEnv(t *testing.T, mode string) *harnessEnv {
 		auditPath: filepath.Join(dir, "audit.jsonl")}
 	e.notes = filepath.Dir(e.victim)
 	if mode == "http" {
-		e.base = startDaemon(t, []string{"READER_TOKEN=" + e.token}, "-w", e.ws).base
+		e.daemon = startDaemon(t, []string{"READER_TOKEN=" + e.token}, "-w", e.ws)
+		e.base = e.daemon.base
 	}
 	return e
 }
@@ -191,6 +215,9 @@ type scriptedModel interface {
 // toolgate's audit.
 func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 	t.Helper()
+	if e.mode == "http" {
+		defer func() { t.Logf("the harness's calls came in MCP protocol %v", e.protocols()) }()
+	}
 	// Keyed by turn and call ("01_00"): the endpoints' id prefixes differ.
 	results := map[string]scriptedmodel.ToolResult{}
 	for _, r := range m.Results() {

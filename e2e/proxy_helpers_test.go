@@ -40,11 +40,11 @@ func conformanceServer(t testing.TB) string {
 	return confServerBin
 }
 
-// startConfHTTP runs the conformance server over streamable HTTP and
-// returns its endpoint URL.
-func startConfHTTP(t testing.TB) string {
+// startConfHTTP runs the conformance server over streamable HTTP (with
+// extra flags, e.g. -legacy) and returns its endpoint URL.
+func startConfHTTP(t testing.TB, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(conformanceServer(t), "-addr", "127.0.0.1:0")
+	cmd := exec.Command(conformanceServer(t), append([]string{"-addr", "127.0.0.1:0"}, flags...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

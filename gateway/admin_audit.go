@@ -25,12 +25,14 @@ type auditTrail struct {
 
 // openAuditTrail opens the audit of store st as the workspace configures
 // it: override (serve --audit) or gateway.audit.path for the file;
-// fsync and the signing key either way.
-func openAuditTrail(st state.Store, ws *workspace.Workspace, override string, getenv func(string) string) (*auditTrail, error) {
+// fsync and the signing key either way; onCommit observes each group
+// commit (nil: none).
+func openAuditTrail(st state.Store, ws *workspace.Workspace, override string, getenv func(string) string, onCommit func(time.Duration, int)) (*auditTrail, error) {
 	opts, err := AuditOptions(ws, getenv)
 	if err != nil {
 		return nil, err
 	}
+	opts.OnCommit = onCommit
 	t := &auditTrail{}
 	if pg, ok := st.(*state.Postgres); ok {
 		t.pg = pg

@@ -81,6 +81,8 @@ type Status struct {
 		Elicitation bool   `json:"elicitation"`
 	} `json:"approvals"`
 	Agents []string `json:"agents"`
+	// Pins is toolgate.lock and the tools it keeps from being served.
+	Pins PinsStatus `json:"pins"`
 }
 
 // StoreStatus is the shared store as the status API shows it.
@@ -126,6 +128,7 @@ func (g *Gateway) Status() Status {
 	st.Approvals.Rules = rev.snap.Rules.Len()
 	st.Approvals.Elicitation = rev.snap.Elicitation
 	st.Agents = rev.snap.Policy.Agents()
+	st.Pins = g.pinsStatus()
 	return st
 }
 

@@ -26,6 +26,9 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 	if err != nil {
 		return err
 	}
+	if rev.lock, err = g.initialLock(); err != nil {
+		return err
+	}
 	key, err := g.store.Secret(ctx, requestStateSecret)
 	if err != nil {
 		return fmt.Errorf("the shared store's requestState key: %w", err)
@@ -53,6 +56,7 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 		Journal:   journal,
 		Redactor:  g.runner,
 		Sealer:    sealer,
+		Observer:  callObserver{g.metrics},
 		Logger:    g.log,
 	})
 	return nil
@@ -79,6 +83,9 @@ func (g *Gateway) buildRevision(ws *workspace.Workspace, policy *grantcheck.Poli
 		ApproveHint: g.approveHint,
 	})
 	rev.ws, rev.surfaces = ws, buildSurfaces(ws)
+	if rev.packPins, err = packPins(ws); err != nil {
+		return nil, err
+	}
 	return rev, nil
 }
 
@@ -139,7 +146,7 @@ func (g *Gateway) withPolicy(update func(*grantcheck.Policy) (*grantcheck.Policy
 		snap := *old.snap
 		snap.Policy = np
 		next := newRevision(&snap)
-		next.ws, next.surfaces = old.ws, old.surfaces
+		next.ws, next.surfaces, next.packPins, next.lock = old.ws, old.surfaces, old.packPins, old.lock
 		if g.swapRevision(old, next) {
 			return nil
 		}

@@ -24,8 +24,10 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/metrics"
 	"github.com/toolgate/toolgate/packs"
 	"github.com/toolgate/toolgate/state"
+	"github.com/toolgate/toolgate/tracing"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -82,6 +84,16 @@ type Gateway struct {
 	// serveURL is the daemon's base URL once it listens ("" for stdio),
 	// for the approval hint.
 	serveURL atomic.Pointer[string]
+
+	// idp checks OAuth access tokens (nil without gateway.identity.jwt).
+	idp *jwtIdentity
+	// pins follows toolgate.lock (pins.go); the lock in force is the
+	// revision's.
+	pins *pinState
+	// metrics and tracer: observe.go.
+	metrics      *metrics.Metrics
+	tracer       *tracing.Tracer
+	stopWatchers func()
 }
 
 // surface is a served pack with its commands by id.
@@ -127,13 +139,20 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	}
 	tokens := g.agentTokens(ws)
 	g.tokens = newTokenTable(tokens)
-	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log); err != nil {
+	if g.idp, err = newJWTIdentity(ws, g.log); err != nil {
+		return nil, err
+	}
+	g.pins = newPins(ws)
+	if err := g.initObservability(ctx, opts.Getenv); err != nil {
+		return nil, err
+	}
+	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log, g.downstreamHeaders); err != nil {
 		return nil, err
 	}
 	if g.store, err = openStore(ctx, ws, opts.Getenv); err != nil {
 		return nil, err
 	}
-	if g.audit, err = openAuditTrail(g.store, ws, opts.AuditPath, opts.Getenv); err != nil {
+	if g.audit, err = openAuditTrail(g.store, ws, opts.AuditPath, opts.Getenv, g.metrics.AuditAppend); err != nil {
 		g.store.Close()
 		return nil, err
 	}
@@ -150,6 +169,8 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		g.closeStore()
 		return nil, err
 	}
+	g.startWatchers()
+	g.reportPins()
 	return g, nil
 }
 
@@ -286,6 +307,7 @@ func (g *Gateway) Close() error {
 		return true
 	})
 	g.proxy.close()
+	g.closeObservability()
 	g.approvals.Close()
 	g.closeJobs()
 	return g.closeStore()

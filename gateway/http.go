@@ -35,6 +35,8 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	mux.Handle("/mcp/{surface}", h)
 	g.mountAdmin(mux)
 	g.mountHealth(mux)
+	g.mountMetrics(mux)
+	g.mountIdentity(mux)
 	return mux
 }
 
@@ -83,6 +85,9 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// The caller's HTTP trace context; a call's _meta traceparent wins
+	// over it (startCallSpan).
+	r = r.WithContext(g.tracer.Extract(r.Context(), nil, r.Header))
 	e, ok := g.endpoint(r.Context(), agent, r.PathValue("surface"))
 	if !ok {
 		// The same answer for a surface that does not exist and one this
@@ -94,24 +99,44 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // identify returns the calling agent, or answers 401 and returns false.
+// A static token is looked up first; with gateway.identity.jwt any other
+// token is verified as an OAuth access token (identity.go).
 func (h *httpFront) identify(w http.ResponseWriter, r *http.Request) (string, bool) {
+	g, want := h.g, h.opts.Agent
+	surface := r.PathValue("surface")
 	tok := bearer(r)
-	if h.opts.Agent != "" {
+	if g.idp != nil {
 		if tok == "" {
-			unauthorized(w, "this instance serves agent "+h.opts.Agent+": send Authorization: Bearer <its token>")
+			g.idp.challenge(w, r, surface, false)
 			return "", false
 		}
-		if h.g.tokens.lookup(tok) != h.opts.Agent {
-			unauthorized(w, "this instance serves agent "+h.opts.Agent+" and the token presented is not its token")
+		if agent := g.tokens.lookup(tok); agent != "" && (want == "" || agent == want) {
+			return agent, true
+		}
+		agent, err := g.verifyJWT(r, tok, surface, want)
+		if err != nil {
+			g.tokenRefused(r, surface, err)
+			g.idp.challenge(w, r, surface, true)
 			return "", false
 		}
-		return h.opts.Agent, true
+		return agent, true
+	}
+	if want != "" {
+		if tok == "" {
+			unauthorized(w, "this instance serves agent "+want+": send Authorization: Bearer <its token>")
+			return "", false
+		}
+		if g.tokens.lookup(tok) != want {
+			unauthorized(w, "this instance serves agent "+want+" and the token presented is not its token")
+			return "", false
+		}
+		return want, true
 	}
 	if tok == "" {
 		unauthorized(w, "send Authorization: Bearer <agent token>")
 		return "", false
 	}
-	agent := h.g.tokens.lookup(tok)
+	agent := g.tokens.lookup(tok)
 	if agent == "" {
 		unauthorized(w, "the bearer token is not any agent's token")
 		return "", false

@@ -42,7 +42,10 @@ func (h packModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.
 		return g.view(h.agent, h.s.pack.ID).modernList, nil
 	case "tools/call":
 		hold := modernHold{g: g, agent: h.agent, surface: h.s.pack.ID, provider: callpipe.Command, req: req}
-		res := g.callPackTool(ctx, h.agent, h.s, m.ID, m.Params, req.Client(out), hold)
+		res, rpcErr := g.callPackTool(ctx, h.agent, h.s, m.ID, m.Params, req.Client(out), hold)
+		if rpcErr != nil {
+			return nil, rpcErr
+		}
 		return modernResult(res), nil
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		return g.taskOp(ctx, h.agent, callpipe.Command, h.s.pack.ID, m, req, nil)

@@ -6,9 +6,12 @@ import (
 	"slices"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/tracing"
 )
 
 // supportedVersions are the session-era protocol versions a pack surface
@@ -90,7 +93,7 @@ func (ps *packSession) serve(ctx context.Context, m *jsonrpc.Message) (result, r
 	case "tools/list":
 		return ps.g.view(ps.agent, ps.s.pack.ID).list, nil
 	case "tools/call":
-		return ps.g.callPackTool(ctx, ps.agent, ps.s, m.ID, m.Params, ps.client(), nil), nil
+		return ps.g.callPackTool(ctx, ps.agent, ps.s, m.ID, m.Params, ps.client(), nil)
 	}
 	return nil, jsonrpc.ErrorObject(jsonrpc.CodeMethodNotFound, "method not found: "+m.Method+" (a command pack surface serves tools only)")
 }
@@ -129,7 +132,7 @@ func (g *Gateway) initializeResult(version, surfaceID string) json.RawMessage {
 // answered by the job manager; everything else goes through the pipeline
 // (which refuses unknown and ungranted tools alike). id is nil for a call
 // sent without one, which the pipeline refuses and audits.
-func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id json.RawMessage, params json.RawMessage, client mcpserve.Client, hold callpipe.Holder) json.RawMessage {
+func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id json.RawMessage, params json.RawMessage, client mcpserve.Client, hold callpipe.Holder) (json.RawMessage, json.RawMessage) {
 	req := callpipe.Request{Agent: agent, Provider: callpipe.Command, Surface: s.pack.ID, Exec: packExecutor{g: g, agent: agent, s: s}, Hold: hold}
 	call, err := callpipe.ParseCall(params)
 	switch {
@@ -140,10 +143,15 @@ func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id
 	default:
 		req.Call = call
 		if res, ok := g.callJobTool(ctx, agent, s, g.view(agent, s.pack.ID), call.Name, call.Args); ok {
-			return res
+			return res, nil
 		}
 		req.Asker = mcpserve.NewAsker(client, id, call.ProgressToken())
-		req.TraceID = traceID(call)
+		req.Protocol = client.Version
+		var span trace.Span
+		ctx, span = g.startCallSpan(ctx, call, agent, s.pack.ID)
+		defer span.End()
+		req.TraceID = tracing.TraceID(ctx)
 	}
-	return g.pipe.Call(ctx, req).JSON
+	res := g.pipe.Call(ctx, req)
+	return res.JSON, res.RPCError
 }

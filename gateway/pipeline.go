@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/packs"
+	"github.com/toolgate/toolgate/tracing"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -39,6 +40,11 @@ func (x packExecutor) Prepare(ctx context.Context, call *callpipe.Call) (callpip
 	if cmd == nil {
 		// Decide only allows declared commands; keep the refusal uniform.
 		return nil, errors.New(grantcheck.UnknownToolReason(x.s.pack.ID, call.Name))
+	}
+	if rev := x.g.rev.Load(); rev.lock != nil {
+		if ok, err := rev.pinned(x.s.pack.ID, cmd.ID, rev.packPins[x.s.pack.ID][cmd.ID]); !ok {
+			return nil, err
+		}
 	}
 	// path_within arguments are opened beneath their roots by the runner
 	// and reach the command as /dev/fd/N (DESIGN §6).
@@ -67,6 +73,8 @@ func (r *packRun) Execute(ctx context.Context, decision audit.Event) callpipe.Ou
 	if r.cmd.Background {
 		return g.startJob(s, decision, r.inv)
 	}
+	ctx, span := g.tracer.StartDownstream(ctx, tracing.Downstream{Server: s.pack.ID, Method: "exec", Tool: r.cmd.ID})
+	defer span.End()
 	res, err := g.runner.Run(ctx, r.inv)
 	if err != nil {
 		msg := g.runner.Redact(err.Error())

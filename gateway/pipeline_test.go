@@ -85,7 +85,10 @@ func callPack(t *testing.T, g *Gateway, agent, surface, member string, args map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := g.callPackTool(context.Background(), agent, g.rev.Load().surfaces[surface], json.RawMessage(`1`), params, mcpserve.Client{}, nil)
+	raw, rpcErr := g.callPackTool(context.Background(), agent, g.rev.Load().surfaces[surface], json.RawMessage(`1`), params, mcpserve.Client{}, nil)
+	if rpcErr != nil {
+		t.Fatalf("JSON-RPC error %s", rpcErr)
+	}
 	res, err := mcp.ParseCallToolResult((*json.RawMessage)(&raw))
 	if err != nil {
 		t.Fatalf("result %s: %v", raw, err)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"log/slog"
 	"net/http"
@@ -44,8 +45,11 @@ type proxyServer struct {
 }
 
 // newProxy resolves every server's environment, headers and bounds. It
-// opens nothing: downstream sessions start when clients arrive.
-func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(string) string, baseDir string, log *slog.Logger) (*proxy, error) {
+// opens nothing: downstream sessions start when clients arrive. headers,
+// when set, adds headers to every HTTP request sent downstream
+// (mcpproxy.Config.RequestHeaders: the gateway's trace context).
+func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(string) string, baseDir string, log *slog.Logger,
+	headers func(context.Context, []byte, http.Header)) (*proxy, error) {
 	p := &proxy{servers: map[string]*proxyServer{}}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
@@ -55,7 +59,17 @@ func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(stri
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: %w", sv.ID, err)
 		}
-		p.servers[sv.ID] = &proxyServer{id: sv.ID, cfg: cfg, stateless: cfg.Stateless(), toolsIdx: map[string]int{}}
+		cfg.RequestHeaders = headers
+		ps := &proxyServer{id: sv.ID, cfg: cfg, stateless: cfg.Stateless(), toolsIdx: map[string]int{}}
+		// 2026-07-28 requests mirror x-mcp-header arguments into headers,
+		// written from the decided body.
+		ps.stateless.ParamHeaders = func(tool string, params []byte) map[string]string {
+			if def := ps.headerTool(tool); def != nil {
+				return mcp.GenerateParamHeaders(def, params)
+			}
+			return nil
+		}
+		p.servers[sv.ID] = ps
 	}
 	return p, nil
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,9 +29,16 @@ mcp_servers:
     effects: {echo: read}
 agents:
   - id: tester
+    token: {env: TESTER_TOKEN}
     grants: [tool:conf:echo]
 `), 0o644)
-	g, err := Open(context.Background(), ws, Options{Getenv: os.Getenv})
+	getenv := func(k string) string {
+		if k == "TESTER_TOKEN" {
+			return testerToken
+		}
+		return os.Getenv(k)
+	}
+	g, err := Open(context.Background(), ws, Options{Getenv: getenv})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,6 +50,7 @@ agents:
 		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+testerToken)
 		if sid != "" {
 			req.Header.Set("Mcp-Session-Id", sid)
 		}
@@ -49,13 +58,11 @@ agents:
 		if err != nil {
 			b.Fatal(err)
 		}
-		buf := make([]byte, 4096)
-		for {
-			if _, err := resp.Body.Read(buf); err != nil {
-				break
-			}
-		}
+		got, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if resp.StatusCode >= 300 || strings.Contains(string(got), `"isError":true`) {
+			b.Fatalf("HTTP %d: %s", resp.StatusCode, got)
+		}
 		return resp.Header.Get("Mcp-Session-Id")
 	}
 	sid := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)

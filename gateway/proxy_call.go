@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/pin"
+	"github.com/toolgate/toolgate/tracing"
 )
 
 // errNoID refuses a tools/call that cannot be answered.
@@ -24,7 +27,7 @@ var errNoID = errors.New("tools/call was sent without an id (as a notification, 
 // never reaches it. It returns the result for the client, or the server's
 // JSON-RPC error as is.
 func (g *Gateway) callServerTool(ctx context.Context, agent, server string, tc mcpproxy.ToolCall, hold callpipe.Holder) (json.RawMessage, json.RawMessage) {
-	req := callpipe.Request{Agent: agent, Provider: callpipe.MCP, Surface: server, Exec: proxyExecutor{forward: tc.Forward, server: server}, Hold: hold}
+	req := callpipe.Request{Agent: agent, Provider: callpipe.MCP, Surface: server, Exec: proxyExecutor{g: g, forward: tc.Forward, server: server}, Hold: hold}
 	call, err := callpipe.ParseCall(tc.Params)
 	switch {
 	case err != nil:
@@ -34,7 +37,11 @@ func (g *Gateway) callServerTool(ctx context.Context, agent, server string, tc m
 	default:
 		req.Call = call
 		req.Asker = mcpserve.NewAsker(tc.Client, tc.ID, call.ProgressToken())
-		req.TraceID = traceID(call)
+		req.Protocol = tc.Client.Version
+		var span trace.Span
+		ctx, span = g.startCallSpan(ctx, call, agent, server)
+		defer span.End()
+		req.TraceID = tracing.TraceID(ctx)
 	}
 	res := g.pipe.Call(ctx, req)
 	return res.JSON, res.RPCError
@@ -42,15 +49,26 @@ func (g *Gateway) callServerTool(ctx context.Context, agent, server string, tc m
 
 // proxyExecutor forwards allowed calls to a downstream session.
 type proxyExecutor struct {
+	g       *Gateway
 	server  string
 	forward func(ctx context.Context, name string, params []byte) (result, rpcErr json.RawMessage, err error)
 }
 
-// Prepare has nothing to check for a proxied tool: the server decides
-// whether it can run it.
+// Prepare refuses a tool whose definition is not pinned (when a lock is in
+// force); otherwise there is nothing to check for a proxied tool: the
+// server decides whether it can run it.
 func (x proxyExecutor) Prepare(_ context.Context, call *callpipe.Call) (callpipe.Run, error) {
 	if x.forward == nil {
 		return nil, errNoID
+	}
+	if rev := x.g.rev.Load(); rev.lock != nil {
+		var live pin.Digest
+		if ps := x.g.proxy.server(x.server); ps != nil {
+			live = ps.digestOf(call.Name)
+		}
+		if ok, err := rev.pinned(x.server, call.Name, live); !ok {
+			return nil, err
+		}
 	}
 	return &proxyRun{x: x, call: call}, nil
 }
@@ -66,8 +84,12 @@ func (r *proxyRun) Discard()          {}
 // Execute forwards the decided call and reads what the audit records
 // from the answer: its size, and whether the tool reported an error.
 func (r *proxyRun) Execute(ctx context.Context, _ audit.Event) callpipe.Outcome {
+	g := r.x.g
+	ctx, span := g.tracer.StartDownstream(ctx, tracing.Downstream{Server: r.x.server, Method: "tools/call", Tool: r.call.Name})
+	defer span.End()
+	params := r.call.AppendParams(nil, g.forwardedMeta(ctx, r.call))
 	start := time.Now()
-	result, rpcErr, err := r.x.forward(ctx, r.call.Name, r.call.Params())
+	result, rpcErr, err := r.x.forward(ctx, r.call.Name, params)
 	out := callpipe.Outcome{Duration: time.Since(start)}
 	switch {
 	case err != nil:
@@ -107,15 +129,4 @@ func toolNameOf(params json.RawMessage) string {
 		return p.Name[:128]
 	}
 	return p.Name
-}
-
-// traceID is the trace id of a call's W3C trace context in _meta
-// ("traceparent": "00-<trace id>-<span id>-<flags>"), "" when none.
-func traceID(call *callpipe.Call) string {
-	tp := call.MetaString("traceparent")
-	parts := strings.Split(tp, "-")
-	if len(parts) != 4 || len(parts[1]) != 32 {
-		return ""
-	}
-	return parts[1]
 }

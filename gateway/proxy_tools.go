@@ -6,19 +6,57 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy"
+	"github.com/toolgate/toolgate/pin"
 )
 
 // toolEntry is one tool as the server lists it: the raw bytes passed to
-// clients and what the policy needs from them.
+// clients, what the policy needs from them, and the digest of its
+// definition (DESIGN §13; "" when it cannot be pinned).
 type toolEntry struct {
-	info grantcheck.ToolInfo
-	raw  json.RawMessage
+	info   grantcheck.ToolInfo
+	raw    json.RawMessage
+	digest pin.Digest
+	// headers is the tool decoded, when its schema mirrors arguments into
+	// Mcp-Param-* headers (x-mcp-header): toolgate validates a client's
+	// headers against the body and writes the downstream's from it.
+	headers *mcp.Tool
 }
 
-func parseTool(raw json.RawMessage) (toolEntry, bool) {
+// headerTool returns the definition of tool name when it declares
+// x-mcp-header parameters, nil otherwise.
+func (ps *proxyServer) headerTool(name string) *mcp.Tool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if i, ok := ps.toolsIdx[name]; ok {
+		return ps.tools[i].headers
+	}
+	return nil
+}
+
+// parseTool reads one listed tool; prev, when it has the same bytes,
+// lends its digest (a listing repeated by every client costs a compare,
+// not a hash).
+func parseTool(raw json.RawMessage, prev *toolEntry) (toolEntry, bool) {
+	e, ok := parseToolInfo(raw)
+	if !ok {
+		return e, false
+	}
+	if prev != nil && bytes.Equal(prev.raw, raw) {
+		e.digest = prev.digest
+		return e, true
+	}
+	if t, err := pin.DigestTool(raw); err == nil {
+		e.digest = t.Digest
+	}
+	return e, true
+}
+
+func parseToolInfo(raw json.RawMessage) (toolEntry, bool) {
 	var t struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
@@ -30,8 +68,15 @@ func parseTool(raw json.RawMessage) (toolEntry, bool) {
 	if json.Unmarshal(raw, &t) != nil || t.Name == "" {
 		return toolEntry{}, false
 	}
-	return toolEntry{raw: raw, info: grantcheck.ToolInfo{Name: t.Name, Description: t.Description,
-		InputSchema: t.InputSchema, ReadOnlyHint: t.Annotations.ReadOnlyHint}}, true
+	e := toolEntry{raw: raw, info: grantcheck.ToolInfo{Name: t.Name, Description: t.Description,
+		InputSchema: t.InputSchema, ReadOnlyHint: t.Annotations.ReadOnlyHint}}
+	if bytes.Contains(t.InputSchema, []byte("x-mcp-header")) {
+		var def mcp.Tool
+		if json.Unmarshal(raw, &def) == nil && mcp.ValidateParamHeaderAnnotations(&def) == nil {
+			e.headers = &def
+		}
+	}
+	return e, true
 }
 
 func sameTool(a, b grantcheck.ToolInfo) bool {
@@ -61,6 +106,7 @@ func (g *Gateway) ensureListed(ctx context.Context, ps *proxyServer) {
 		return
 	}
 	raws, err := mcpproxy.ListTools(lctx, cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
+	g.downstreamUp(ps.id, err)
 	if err != nil {
 		ps.mu.Lock()
 		ps.listErr = err
@@ -80,34 +126,56 @@ func (g *Gateway) versionString() string {
 
 // setServerTools records a listing (replace: the whole list; else one page
 // merged into what is known) and swaps in a policy that knows the tools,
-// when anything changed.
-func (g *Gateway) setServerTools(ps *proxyServer, raws []json.RawMessage, replace bool) {
+// when anything changed. It returns the entries of raws, in order (ok
+// false for one that is not a tool).
+func (g *Gateway) setServerTools(ps *proxyServer, raws []json.RawMessage, replace bool) []listed {
+	out := make([]listed, len(raws))
 	ps.mu.Lock()
 	changed := false
+	prev := func(name string) *toolEntry {
+		if i, ok := ps.toolsIdx[name]; ok {
+			return &ps.tools[i]
+		}
+		return nil
+	}
 	if replace {
-		old := ps.tools
+		old, oldIdx := ps.tools, ps.toolsIdx
 		ps.tools, ps.toolsIdx = nil, map[string]int{}
-		for _, raw := range raws {
-			if e, ok := parseTool(raw); ok {
-				if _, dup := ps.toolsIdx[e.info.Name]; !dup {
-					ps.toolsIdx[e.info.Name] = len(ps.tools)
-					ps.tools = append(ps.tools, e)
+		for i, raw := range raws {
+			var p *toolEntry
+			if e, ok := parseToolInfo(raw); ok {
+				if j, ok := oldIdx[e.info.Name]; ok {
+					p = &old[j]
 				}
+			}
+			e, ok := parseTool(raw, p)
+			out[i] = listed{e, ok}
+			if !ok {
+				continue
+			}
+			if _, dup := ps.toolsIdx[e.info.Name]; !dup {
+				ps.toolsIdx[e.info.Name] = len(ps.tools)
+				ps.tools = append(ps.tools, e)
 			}
 		}
 		changed = len(old) != len(ps.tools) || !ps.listed
 		for i := 0; !changed && i < len(old); i++ {
-			changed = !sameTool(old[i].info, ps.tools[i].info)
+			changed = !sameTool(old[i].info, ps.tools[i].info) || old[i].digest != ps.tools[i].digest
 		}
 	} else {
-		for _, raw := range raws {
-			e, ok := parseTool(raw)
+		for i, raw := range raws {
+			var p *toolEntry
+			if e, ok := parseToolInfo(raw); ok {
+				p = prev(e.info.Name)
+			}
+			e, ok := parseTool(raw, p)
+			out[i] = listed{e, ok}
 			if !ok {
 				continue
 			}
-			if i, ok := ps.toolsIdx[e.info.Name]; ok {
-				if !sameTool(ps.tools[i].info, e.info) {
-					ps.tools[i], changed = e, true
+			if j, ok := ps.toolsIdx[e.info.Name]; ok {
+				if !sameTool(ps.tools[j].info, e.info) || ps.tools[j].digest != e.digest {
+					ps.tools[j], changed = e, true
 				}
 				continue
 			}
@@ -123,16 +191,36 @@ func (g *Gateway) setServerTools(ps *proxyServer, raws []json.RawMessage, replac
 	}
 	ps.mu.Unlock()
 	if !changed {
-		return
+		return out
 	}
 	if err := g.withPolicy(func(old *grantcheck.Policy) (*grantcheck.Policy, error) { return old.WithServerTools(ps.id, infos) }); err != nil {
 		g.log.Warn("MCP server listing not usable for grants", "server", ps.id, "err", err)
 	}
+	g.reportPins()
+	return out
+}
+
+// listed is one element of a listing as setServerTools read it.
+type listed struct {
+	e  toolEntry
+	ok bool
+}
+
+// digestOf returns the digest of the definition of ps's tool name as last
+// listed; "" when it is not known (or cannot be pinned).
+func (ps *proxyServer) digestOf(name string) pin.Digest {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if i, ok := ps.toolsIdx[name]; ok {
+		return ps.tools[i].digest
+	}
+	return ""
 }
 
 // filterTools rewrites one tools/list result for agent: only the tools it
-// may call, each exactly as the server wrote it except an input schema
-// narrowed by the agent's constraints.
+// may call and whose definition is pinned (when a lock is in force), each
+// exactly as the server wrote it except an input schema narrowed by the
+// agent's constraints.
 func (g *Gateway) filterTools(agent string, ps *proxyServer, result json.RawMessage) json.RawMessage {
 	f, err := jsonrpc.ParseFields(result)
 	if err != nil {
@@ -140,18 +228,22 @@ func (g *Gateway) filterTools(agent string, ps *proxyServer, result json.RawMess
 	}
 	var raws []json.RawMessage
 	_ = json.Unmarshal(f.Get("tools"), &raws)
-	g.setServerTools(ps, raws, false)
+	entries := g.setServerTools(ps, raws, false)
+	rev := g.rev.Load()
 	views := g.view(agent, ps.id).byName
 	var b bytes.Buffer
 	b.WriteByte('[')
 	n := 0
-	for _, raw := range raws {
-		e, ok := parseTool(raw)
+	for i, raw := range raws {
+		if !entries[i].ok {
+			continue
+		}
+		e := entries[i].e
+		v, ok := views[e.info.Name]
 		if !ok {
 			continue
 		}
-		v, ok := views[e.info.Name]
-		if !ok {
+		if ok, _ := rev.pinned(ps.id, e.info.Name, e.digest); !ok {
 			continue
 		}
 		schema := e.info.InputSchema
@@ -192,11 +284,13 @@ func (g *Gateway) proxyHooks(agent string, ps *proxyServer) mcpproxy.Hooks {
 				return mcpproxy.ListTools(ctx, cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
 			}
 			raws, err := list(ctx)
+			g.downstreamUp(ps.id, err)
 			if err != nil {
 				g.log.Warn("could not re-list an MCP server's tools after a change", "server", ps.id, "err", err)
 				return
 			}
 			g.setServerTools(ps, raws, true)
 		},
+		Health: func(err error) { g.downstreamUp(ps.id, err) },
 	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
@@ -47,6 +48,9 @@ func (h *proxyModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserv
 	case "server/discover":
 		return g.proxyDiscover(ctx, ps), nil
 	case "tools/call":
+		if rpcErr := g.checkParamHeaders(ctx, h.agent, ps, m, req); rpcErr != nil {
+			return nil, rpcErr
+		}
 		tc := mcpproxy.ToolCall{ID: m.ID, Params: m.Params, Client: req.Client(out),
 			Forward: func(ctx context.Context, name string, params []byte) (json.RawMessage, json.RawMessage, error) {
 				return f.Do(ctx, "tools/call", name, params, notify)
@@ -105,7 +109,10 @@ func (h *proxyModern) Notify(ctx context.Context, m *jsonrpc.Message, req mcpser
 // agent's view), else one built by toolgate.
 func (g *Gateway) proxyDiscover(ctx context.Context, ps *proxyServer) json.RawMessage {
 	if _, err := g.serverEra(ctx, ps); err == nil && ps.down.discover != nil {
-		return mcpserve.SetResultMembers(ps.down.discover, "cacheScope", `"private"`)
+		// Every version is served on this endpoint (toolgate bridges the
+		// eras), so every version is listed — as the unsupported-version
+		// error lists them too.
+		return mcpserve.SetResultMembers(ps.down.discover, "cacheScope", `"private"`, "supportedVersions", string(versionList()))
 	}
 	return g.discoverResult(ps.id)
 }
@@ -135,4 +142,38 @@ func withMeta(obj json.RawMessage, meta json.RawMessage) json.RawMessage {
 		cur = cur.Set(kv.Key, kv.Value)
 	}
 	return f.Set("_meta", cur.Encode()).Encode()
+}
+
+// checkParamHeaders validates the Mcp-Param-* headers of a 2026-07-28
+// HTTP tools/call against its body, for a tool whose schema mirrors
+// arguments into headers (intermediaries may route on them: they must say
+// what the body says). A mismatch is refused -32020 — and audited, as a
+// call that was not run.
+func (g *Gateway) checkParamHeaders(ctx context.Context, agent string, ps *proxyServer, m *jsonrpc.Message, req mcpserve.Request) json.RawMessage {
+	if req.Header == nil {
+		return nil
+	}
+	var name string
+	_ = json.Unmarshal(jsonrpc.Field(m.Params, "name"), &name)
+	def := ps.headerTool(name)
+	if def == nil {
+		return nil
+	}
+	if err := mcp.ValidateParamHeaders(req.Header, def, m.Params); err != nil {
+		g.refusedCall(agent, callpipe.MCP, ps.id)(ctx, err)
+		return jsonrpc.ErrorObject(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+err.Error())
+	}
+	return nil
+}
+
+// versionList is every version toolgate serves, as a JSON array.
+func versionList() []byte {
+	b := []byte{'['}
+	for i, v := range mcpserve.SupportedVersions() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, jsonrpc.Quote(v)...)
+	}
+	return append(b, ']')
 }

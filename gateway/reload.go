@@ -29,6 +29,8 @@ import (
 // under the revision it loaded, and approvals (bound to the revision) given
 // under the old file no longer let anything run.
 //
+// toolgate.lock is followed the same way and applies live (pins.go).
+//
 // What a reload changes live: agents (added, removed, scopes), their
 // grants and tokens, command packs (added, removed, their commands,
 // templates, bounds, tiers and effects), the tiers, effects and scopes of
@@ -155,6 +157,7 @@ func (g *Gateway) Reload(ctx context.Context, trigger string) error {
 	}
 	changed := describeChanges(old.ws, next.ws)
 	g.installRevision(next)
+	g.metrics.DeclareWorkspace(next.ws)
 	g.tokens.replace(tokens)
 	g.reloads.update(func(st *ReloadStatus) {
 		st.Revision, st.LoadedAt, st.Reloads = next.ws.Revision, now, st.Reloads+1
@@ -173,6 +176,9 @@ func (g *Gateway) Reload(ctx context.Context, trigger string) error {
 	}
 	g.log.Info("workspace reloaded", "trigger", trigger, "revision", next.ws.Revision, "previous", old.ws.Revision, "changed", changed)
 	g.auditReload(DecisionReloaded, next.ws.Revision, reason)
+	// The pack commands' definitions may have changed, and so may the lock.
+	g.checkLock(trigger == ReloadSignal)
+	g.reportPins()
 	return nil
 }
 
@@ -218,7 +224,7 @@ func (g *Gateway) installRevision(next *revision) {
 		snap := *next.snap
 		snap.Policy = g.withListings(base)
 		rev := newRevision(&snap)
-		rev.ws, rev.surfaces = next.ws, next.surfaces
+		rev.ws, rev.surfaces, rev.packPins, rev.lock = next.ws, next.surfaces, next.packPins, old.lock
 		if g.swapRevision(old, rev) {
 			return
 		}
@@ -290,6 +296,7 @@ func (g *Gateway) WatchWorkspace(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		g.checkLock(false)
 		st := stampOf(g.ws.Path)
 		if st != seen {
 			seen, pending = st, true

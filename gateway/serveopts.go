@@ -26,7 +26,7 @@ func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mc
 		if !g.servesAgent(ctx, agent, ps) {
 			return opts, false
 		}
-		opts.Legacy = g.sessionFactory(agent, ps)
+		opts.Legacy = countSessions(g.sessionFactory(agent, ps), g.metrics.Surface(surfaceID))
 		opts.Modern = &proxyModern{g: g, agent: agent, ps: ps}
 		return opts, true
 	}
@@ -34,7 +34,7 @@ func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mc
 	if !ok || !g.view(agent, surfaceID).holds() {
 		return opts, false
 	}
-	opts.Legacy = g.packSessions(agent, s)
+	opts.Legacy = countSessions(g.packSessions(agent, s), g.metrics.Surface(surfaceID))
 	opts.Refused = g.refusedCall(agent, callpipe.Command, surfaceID)
 	opts.Modern = packModern{g: g, agent: agent, s: s}
 	return opts, true

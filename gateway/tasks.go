@@ -133,7 +133,8 @@ func (g *Gateway) taskOp(ctx context.Context, agent string, provider callpipe.Pr
 	if !req.HasExtension(mcpserve.ExtensionTasks) {
 		ev.Decision, ev.Reason = "deny", ev.Reason+": the client did not declare "+mcpserve.ExtensionTasks
 		_ = g.pipe.Journal().Append(ev)
-		return nil, jsonrpc.ErrorObject(-32021, "Missing required client capability: "+mcpserve.ExtensionTasks)
+		f, _ := jsonrpc.ParseFields(jsonrpc.ErrorObject(-32021, "Missing required client capability: "+mcpserve.ExtensionTasks))
+		return nil, f.Set("data", json.RawMessage(`{"requiredCapabilities":{"extensions":{"`+mcpserve.ExtensionTasks+`":{}}}}`)).Encode()
 	}
 	if store == nil || id == "" {
 		return notFound()

@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -28,6 +29,10 @@ type revision struct {
 	// its pack surfaces (gateway/reload.go).
 	ws       *workspace.Workspace
 	surfaces map[string]*surface
+	// lock is toolgate.lock in force (nil: no pinning) and packPins the
+	// digests of this workspace's pack commands (gateway/pins.go).
+	lock     *pin.Lock
+	packPins map[string]map[string]pin.Digest
 }
 
 func newRevision(snap *callpipe.Snapshot) *revision {
@@ -75,7 +80,7 @@ func (g *Gateway) view(agent, surfaceID string) *agentView {
 	}
 	if s, ok := rev.surfaces[surfaceID]; ok {
 		v.jobs = g.hasJobTools(s, tools)
-		v.list = g.packToolList(s, v)
+		v.list = g.packToolList(rev, s, v)
 		v.modernList = mcpserve.SetResultMembers(v.list, "cacheScope", `"private"`, "resultType", `"complete"`, "ttlMs", listTTL)
 	}
 	actual, _ := rev.views.LoadOrStore(key, v)
@@ -83,10 +88,14 @@ func (g *Gateway) view(agent, surfaceID string) *agentView {
 }
 
 // packToolList encodes the tools/list result of a pack surface: the
-// granted commands under their own names, then the job tools.
-func (g *Gateway) packToolList(s *surface, v *agentView) []byte {
+// granted commands under their own names (those whose definition is
+// pinned, when a lock is in force), then the job tools.
+func (g *Gateway) packToolList(rev *revision, s *surface, v *agentView) []byte {
 	defs := make([]mcp.Tool, 0, len(v.tools)+3)
 	for _, t := range v.tools {
+		if ok, _ := rev.pinned(s.pack.ID, t.Name, rev.packPins[s.pack.ID][t.Name]); !ok {
+			continue
+		}
 		defs = append(defs, toolDefinition(t))
 	}
 	if v.jobs {

@@ -39,6 +39,11 @@ type ConfigOptions struct {
 	Command string
 	// BaseURL overrides http://<gateway.listen> in http mode.
 	BaseURL string
+	// TokenVar, in http mode, names the environment variable the harness
+	// reads the bearer token from, instead of the agent's token variable
+	// (or, for an agent that presents OAuth access tokens only,
+	// DefaultTokenVar).
+	TokenVar string
 }
 
 // server is one harness entry, before it is written in a harness's format.
@@ -101,7 +106,7 @@ func servers(o ConfigOptions, entries []Entry) ([]server, error) {
 				envVars: vars})
 		}
 	case ModeHTTP:
-		tokenVar, err := tokenVar(o.Workspace, o.Agent)
+		tokenVar, err := TokenVar(o.Workspace, o.Agent, o.TokenVar)
 		if err != nil {
 			return nil, err
 		}
@@ -171,19 +176,32 @@ func credentialVars(ws *workspace.Workspace) []string {
 	return vars
 }
 
-// tokenVar is the environment variable holding agent's bearer token.
-func tokenVar(ws *workspace.Workspace, agent string) (string, error) {
+// TokenVar is the environment variable a harness reads agent's bearer
+// token from: override when given; else the agent's token: {env: VAR};
+// else, when the workspace accepts OAuth access tokens
+// (gateway.identity.jwt), DefaultTokenVar(agent), where the access token
+// is to be put.
+func TokenVar(ws *workspace.Workspace, agent, override string) (string, error) {
+	if override != "" {
+		if !envVarRE.MatchString(override) {
+			return "", fmt.Errorf("--token-env %q: an environment variable name is letters, digits and '_', not starting with a digit", override)
+		}
+		return override, nil
+	}
+	jwt := ws.Gateway.Identity.JWT != nil
 	for _, a := range ws.Agents {
 		if a.ID != agent {
 			continue
 		}
 		switch {
+		case a.Token != nil && a.Token.Env != "":
+			return a.Token.Env, nil
+		case jwt:
+			return DefaultTokenVar(agent), nil
 		case a.Token == nil:
-			return "", fmt.Errorf("agent %q has no token, so it cannot connect to the daemon over HTTP; declare token: {env: VAR} for it, or use --mode stdio", agent)
-		case a.Token.Env == "":
-			return "", fmt.Errorf("agent %q reads its token from a file, and harness configs reference tokens only through environment variables (toolgate never prints a token); declare token: {env: VAR}, or use --mode stdio", agent)
+			return "", fmt.Errorf("agent %q has no token, so it cannot connect to the daemon over HTTP; declare token: {env: VAR} for it, accept OAuth access tokens (gateway.identity.jwt), or use --mode stdio", agent)
 		}
-		return a.Token.Env, nil
+		return "", fmt.Errorf("agent %q reads its token from a file, and harness configs reference tokens only through environment variables (toolgate never prints a token); declare token: {env: VAR}, pass --token-env VAR, or use --mode stdio", agent)
 	}
 	return "", fmt.Errorf("no agent %q is declared", agent)
 }

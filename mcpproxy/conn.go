@@ -49,6 +49,11 @@ type Config struct {
 	// of tool with params needs (from the tool's x-mcp-header schema
 	// annotations); nil when none are known.
 	ParamHeaders func(tool string, params []byte) map[string]string
+	// RequestHeaders, when set, may add headers to each HTTP request that
+	// carries a message to the server (the gateway's trace context), after
+	// every other header is set; msg is the message being sent. It runs on
+	// the sending goroutine and must not block.
+	RequestHeaders func(ctx context.Context, msg []byte, h http.Header)
 
 	// stateless is set on the copy of a config used for a server that
 	// speaks 2026-07-28 (see Stateless).

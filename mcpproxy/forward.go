@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,37 @@ type route struct {
 	// token is the client's progress token (raw JSON) the relay's own
 	// replaced; restored on progress notifications.
 	token json.RawMessage
+	// listen is the filter of a subscriptions/listen stream: change
+	// notifications the server sends untagged (no stream, no subscription
+	// id) go to the streams whose filter asks for them.
+	listen *listenFilter
+}
+
+// listenFilter is what a subscriptions/listen request asked for.
+type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged"`
+	PromptsListChanged    bool     `json:"promptsListChanged"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions"`
+}
+
+// wants reports whether the filter asks for notification m.
+func (lf *listenFilter) wants(m *jsonrpc.Message) bool {
+	switch m.Method {
+	case "notifications/tools/list_changed":
+		return lf.ToolsListChanged
+	case "notifications/prompts/list_changed":
+		return lf.PromptsListChanged
+	case "notifications/resources/list_changed":
+		return lf.ResourcesListChanged
+	case "notifications/resources/updated":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		return slices.Contains(lf.ResourceSubscriptions, p.URI)
+	}
+	return false
 }
 
 // NewForwarder connects to the server described by cfg (a stateless copy
@@ -59,6 +91,10 @@ func NewForwarder(ctx context.Context, cfg *Config) (*Forwarder, error) {
 func (f *Forwarder) Do(ctx context.Context, method, tool string, params []byte, notify func(msg []byte)) (result, rpcErr json.RawMessage, err error) {
 	key := json.RawMessage(strconv.Quote("fw-" + strconv.FormatInt(f.next.Add(1), 10)))
 	rt := &route{notify: notify}
+	if method == "subscriptions/listen" {
+		rt.listen = &listenFilter{}
+		_ = json.Unmarshal(jsonrpc.Field(params, "notifications"), rt.listen)
+	}
 	if tok := progressToken(params); tok != nil {
 		if fp, perr := jsonrpc.ParseFields(params); perr == nil {
 			if meta, merr := jsonrpc.ParseFields(fp.Get("_meta")); merr == nil {
@@ -108,6 +144,13 @@ func (f *Forwarder) Send(msg []byte, key json.RawMessage, droppable bool) {
 		ls := make([]func([]byte), 0, len(f.listeners))
 		for _, l := range f.listeners {
 			ls = append(ls, l)
+		}
+		if m, err := jsonrpc.ParseMessage(msg); err == nil && m.Method != "" {
+			for _, rt := range f.routes {
+				if rt.listen != nil && rt.notify != nil && rt.listen.wants(m) {
+					ls = append(ls, rt.notify)
+				}
+			}
 		}
 		f.mu.Unlock()
 		for _, l := range ls {

@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -27,6 +28,15 @@ func setStandardHeaders(h http.Header, msg []byte, cfg *Config) {
 	h.Set(mcp.HeaderProtocolVersion, version)
 	for k, v := range mcp.StandardHeaders(version, mcp.MCPMethod(m.Method), m.Params) {
 		h.Set(k, v)
+	}
+	if strings.HasPrefix(m.Method, "tasks/") {
+		// The tasks extension routes on Mcp-Name: the task's id, as sent.
+		var id string
+		if json.Unmarshal(jsonrpc.Field(m.Params, "taskId"), &id) == nil && id != "" {
+			if enc, ok := mcp.EncodeHeaderValue(id); ok {
+				h.Set(mcp.HeaderName, enc)
+			}
+		}
 	}
 	if m.Method == "tools/call" && cfg.ParamHeaders != nil {
 		var name string

@@ -277,28 +277,34 @@ func (s *Session) serverNotification(m *jsonrpc.Message, in Incoming) {
 		out := &jsonrpc.Message{Method: m.Method, Params: f.Set("requestId", json.RawMessage(upID)).Encode()}
 		s.up.Send(out.Encode(), route, true)
 	case "notifications/tools/list_changed":
+		// It may belong to a subscriptions/listen stream (2026-07-28).
+		route := s.subscriptionRoute(m, in)
 		if s.hooks.ToolsChanged == nil {
-			s.up.Send(m.Encode(), nil, true)
+			s.up.Send(m.Encode(), route, true)
 			return
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			s.hooks.ToolsChanged(s.ctx, s)
-			s.up.Send(m.Encode(), nil, true)
+			s.up.Send(m.Encode(), route, true)
 		}()
 	default:
-		via := in.Via
-		if sub := jsonrpc.Field(jsonrpc.Field(m.Params, "_meta"), subscriptionIDKey); sub != nil && via == nil {
-			// On stdio, a subscription's notifications name it by the id of
-			// the subscriptions/listen request (ours).
-			via = sub
-		}
-		s.mu.Lock()
-		route := s.routeLocked(via, nil)
-		s.mu.Unlock()
-		s.up.Send(m.Encode(), route, true)
+		s.up.Send(m.Encode(), s.subscriptionRoute(m, in), true)
 	}
+}
+
+// subscriptionRoute finds the client request a server notification
+// belongs to: the request whose stream carried it, or (on stdio) the
+// subscriptions/listen request its _meta names by our id.
+func (s *Session) subscriptionRoute(m *jsonrpc.Message, in Incoming) json.RawMessage {
+	via := in.Via
+	if sub := jsonrpc.Field(jsonrpc.Field(m.Params, "_meta"), subscriptionIDKey); sub != nil && via == nil {
+		via = sub
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.routeLocked(via, nil)
 }
 
 // subscriptionIDKey tags the notifications of a subscriptions/listen

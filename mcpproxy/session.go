@@ -38,6 +38,10 @@ type Hooks struct {
 	// is the session the server spoke on, nil when a bridge relays the
 	// change (the hook lists on a session of its own then).
 	ToolsChanged func(ctx context.Context, s *Session)
+	// Health, when set, hears of the downstream connection's failures and
+	// recoveries: the cause when it is lost, each failed restart's error,
+	// and nil once it is restored (the gateway's downstream health).
+	Health func(err error)
 }
 
 // restartBackoff bounds the wait between attempts to bring a failed
@@ -199,6 +203,9 @@ func (s *Session) lost(gen int, cause error) {
 		p.ch <- reply{err: err}
 	}
 	s.log.Warn("mcp server connection lost; restarting", "server", s.cfg.ID, "err", cause)
+	if s.hooks.Health != nil {
+		s.hooks.Health(cause)
+	}
 	_ = dead.Close()
 	s.wg.Add(1)
 	go s.restart()
@@ -219,9 +226,15 @@ func (s *Session) restart() {
 			s.lastErr = err
 			s.mu.Unlock()
 			s.log.Warn("mcp server restart failed", "server", s.cfg.ID, "attempt", attempt, "err", err)
+			if s.hooks.Health != nil {
+				s.hooks.Health(err)
+			}
 			continue
 		}
 		s.log.Info("mcp server connection restored", "server", s.cfg.ID, "attempt", attempt)
+		if s.hooks.Health != nil {
+			s.hooks.Health(nil)
+		}
 		if s.hooks.ToolsChanged != nil {
 			s.hooks.ToolsChanged(s.ctx, s)
 		}
@@ -361,12 +374,13 @@ func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID js
 
 	wireID := json.RawMessage(jsonrpc.IntID(id))
 	out := (&jsonrpc.Message{ID: wireID, Method: m.Method, Params: m.Params}).Encode()
+	// The request's context ends when the wait does, whatever ends it: a
+	// stateless server's POST is the request's lifetime (ending it cancels
+	// the request), and a session's polling of a closed stream stops.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	closing := false
 	if c, ok := conn.(interface{ CancelsByClosing() bool }); ok && c.CancelsByClosing() {
-		// The request's POST is its lifetime: ending it cancels the request.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
 		closing = true
 	}
 	if err := conn.Send(ctx, out, wireID); err != nil {

@@ -10,14 +10,19 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
+	"time"
 )
 
-// event is one server-sent event.
+// event is one server-sent event. Retry is the reconnection time a
+// retry field in it asked for (HasRetry).
 type event struct {
-	ID   string
-	Type string
-	Data []byte
+	ID       string
+	Type     string
+	Data     []byte
+	Retry    time.Duration
+	HasRetry bool
 }
 
 // readEvents parses a text/event-stream, calling fn for each event until
@@ -51,7 +56,7 @@ func readEvents(r io.Reader, max int64, fn func(event) bool) error {
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
-			if hasData || ev.ID != "" {
+			if hasData || ev.ID != "" || ev.HasRetry {
 				ev.Data = append([]byte(nil), data.Bytes()...)
 				if !fn(ev) {
 					return nil
@@ -68,6 +73,11 @@ func readEvents(r io.Reader, max int64, fn func(event) bool) error {
 				ev.Type = string(value)
 			case "id":
 				ev.ID = string(value)
+			case "retry":
+				// Only ASCII digits are a reconnection time.
+				if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil && len(value) > 0 && len(bytes.Trim(value, "0123456789")) == 0 {
+					ev.Retry, ev.HasRetry = time.Duration(ms)*time.Millisecond, true
+				}
 			case "data":
 				if hasData {
 					data.WriteByte('\n')
@@ -178,6 +188,9 @@ func (c *sseConn) Send(ctx context.Context, msg []byte, _ json.RawMessage) error
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range c.cfg.Headers {
 		req.Header.Set(k, v)
+	}
+	if c.cfg.RequestHeaders != nil {
+		c.cfg.RequestHeaders(ctx, msg, req.Header)
 	}
 	resp, err := httpClient(c.cfg).Do(req)
 	if err != nil {

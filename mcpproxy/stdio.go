@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -141,7 +142,8 @@ func (c *stdioConn) readStderr(r io.Reader) {
 		line, err := br.ReadString('\n')
 		if line != "" {
 			if len(line) > 512 {
-				line = line[:512]
+				// Cut, but keep the line a line: the tail is read by lines.
+				line = line[:512] + "\n"
 			}
 			log.Debug("mcp server stderr", "server", c.cfg.ID, "line", strings.TrimRight(line, "\n"))
 			c.tailMu.Lock()
@@ -179,6 +181,14 @@ func (c *stdioConn) Send(_ context.Context, msg []byte, _ json.RawMessage) error
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	buf := make([]byte, 0, len(msg)+1)
+	if bytes.ContainsAny(msg, "\r\n") {
+		// A client's message may hold line breaks between tokens, which
+		// would end the line early: compact them away.
+		var b bytes.Buffer
+		if json.Compact(&b, msg) == nil {
+			msg = b.Bytes()
+		}
+	}
 	buf = append(append(buf, msg...), '\n')
 	_ = c.in.SetWriteDeadline(time.Now().Add(c.writeTimeout()))
 	if _, err := c.in.Write(buf); err != nil {

@@ -5,13 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/toolgate/toolgate/jsonrpc"
 	"io"
 	"mime"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpserve"
 )
 
 // answerLinger is how long a response stream is read on after it carried
@@ -93,7 +95,7 @@ func (c *streamConn) Send(ctx context.Context, msg []byte, id json.RawMessage) e
 		if err != nil {
 			return err
 		}
-		c.readBody(resp, nil)
+		c.readBody(nctx, resp, nil, nil)
 		if !c.stateless && bytes.Contains(msg, []byte(`"notifications/initialized"`)) {
 			c.getOnce.Do(func() {
 				c.writers.Add(1)
@@ -102,30 +104,34 @@ func (c *streamConn) Send(ctx context.Context, msg []byte, id json.RawMessage) e
 		}
 		return nil
 	}
-	pctx := c.ctx
+	hints := mcpserve.StreamHintsFrom(ctx)
 	if c.stateless {
-		var cancel context.CancelFunc
-		pctx, cancel = context.WithCancel(ctx)
+		pctx, cancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(c.ctx, cancel)
 		c.writers.Add(1)
 		go func() {
 			defer c.writers.Done()
 			defer stop()
 			defer cancel()
-			c.request(pctx, msg, id)
+			c.request(pctx, pctx, msg, id, hints)
 		}()
 		return nil
 	}
+	// A session's POST lives as long as the connection (the request is
+	// cancelled by notifications/cancelled); ctx, the request's, bounds
+	// only the polling of a stream the server closed mid-call.
 	c.writers.Add(1)
 	go func() {
 		defer c.writers.Done()
-		c.request(pctx, msg, id)
+		c.request(c.ctx, ctx, msg, id, hints)
 	}()
 	return nil
 }
 
-// request POSTs one request and delivers what comes back.
-func (c *streamConn) request(ctx context.Context, msg []byte, id json.RawMessage) {
+// request POSTs one request and delivers what comes back. ctx bounds the
+// POST, rctx the request (while it is polled); hints, when the client's
+// transport gave some, hear how the server streams its answer.
+func (c *streamConn) request(ctx, rctx context.Context, msg []byte, id json.RawMessage, hints mcpserve.StreamHints) {
 	resp, err := c.post(ctx, msg)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -133,7 +139,7 @@ func (c *streamConn) request(ctx context.Context, msg []byte, id json.RawMessage
 		}
 		return
 	}
-	c.readBody(resp, id)
+	c.readBody(rctx, resp, id, hints)
 }
 
 // CancelsByClosing reports whether a request is cancelled by ending its
@@ -150,6 +156,9 @@ func (c *streamConn) post(ctx context.Context, msg []byte) (*http.Response, erro
 	c.headers(req.Header)
 	if c.stateless {
 		setStandardHeaders(req.Header, msg, c.cfg)
+	}
+	if c.cfg.RequestHeaders != nil {
+		c.cfg.RequestHeaders(ctx, msg, req.Header)
 	}
 	resp, err := httpClient(c.cfg).Do(req)
 	if err != nil {
@@ -192,43 +201,16 @@ func drain(resp *http.Response) {
 
 // readBody delivers the messages of a POST response: one JSON message, or
 // the events of an SSE stream, each marked as carried by request via.
-func (c *streamConn) readBody(resp *http.Response, via json.RawMessage) {
+func (c *streamConn) readBody(rctx context.Context, resp *http.Response, via json.RawMessage, hints mcpserve.StreamHints) {
 	defer resp.Body.Close()
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	max := c.cfg.maxMessage()
 	switch ct {
 	case "text/event-stream":
-		// The answer is held back until the server ends the stream (or
-		// answerLinger passes): a server may write a notification of the
-		// call just after its answer, and the client must see it first.
-		var answer []byte
-		var linger *time.Timer
-		err := readEvents(resp.Body, max, func(ev event) bool {
-			if len(bytes.TrimSpace(ev.Data)) == 0 {
-				return true
-			}
-			if via != nil && answer == nil && jsonrpc.IsResponseTo(ev.Data, via) {
-				answer = ev.Data
-				linger = time.AfterFunc(answerLinger, func() { resp.Body.Close() })
-				return true
-			}
-			c.deliver(Incoming{Msg: ev.Data, Via: via})
-			return true
-		})
-		if linger != nil {
-			linger.Stop()
+		if via != nil && hints != nil {
+			hints.Streamed()
 		}
-		if answer != nil {
-			c.deliver(Incoming{Msg: answer, Via: via})
-			return
-		}
-		if via != nil && c.ctx.Err() == nil {
-			why := "the server closed the response stream without answering"
-			if err != nil {
-				why = err.Error()
-			}
-			c.deliver(Incoming{Msg: jsonrpc.ErrorResponse(via, jsonrpc.CodeUnavailable, fmt.Sprintf("server %q: %s", c.cfg.ID, why)), Via: via})
-		}
+		c.readResponseStream(rctx, resp.Body, via, hints)
 	case "application/json":
 		body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 		if err == nil && int64(len(body)) > max {
@@ -269,10 +251,13 @@ func (c *streamConn) deliver(in Incoming) {
 }
 
 // getLoop holds the GET stream for server-initiated messages, reopening it
-// while the session lives; a server that does not offer one (405) is fine.
+// while the session lives (with Last-Event-ID, so a server that keeps
+// events replays what the break lost); a server that does not offer one
+// (405) is fine.
 func (c *streamConn) getLoop() {
 	defer c.writers.Done()
 	failures := 0
+	cur := &sseCursor{}
 	for c.ctx.Err() == nil && failures < 3 {
 		req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.cfg.URL, nil)
 		if err != nil {
@@ -280,18 +265,34 @@ func (c *streamConn) getLoop() {
 		}
 		req.Header.Set("Accept", "text/event-stream")
 		c.headers(req.Header)
+		if cur.lastID != "" {
+			req.Header.Set(mcpserve.HeaderLastEventID, cur.lastID)
+		}
 		resp, err := httpClient(c.cfg).Do(req)
-		if err != nil {
+		switch {
+		case err != nil:
 			failures++
-		} else if resp.StatusCode != http.StatusOK {
+		case resp.StatusCode != http.StatusOK:
 			drain(resp)
+			if cur.lastID != "" {
+				// Perhaps the event id is what it refuses: ask again without.
+				cur.lastID = ""
+				failures++
+				break
+			}
 			if resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotFound {
 				return
 			}
 			failures++
-		} else {
+		default:
 			failures = 0
 			_ = readEvents(resp.Body, c.cfg.maxMessage(), func(ev event) bool {
+				if ev.ID != "" {
+					cur.lastID = ev.ID
+				}
+				if ev.HasRetry {
+					cur.retry, cur.hasRetry = ev.Retry, true
+				}
 				if len(bytes.TrimSpace(ev.Data)) > 0 {
 					c.deliver(Incoming{Msg: ev.Data})
 				}
@@ -299,9 +300,13 @@ func (c *streamConn) getLoop() {
 			})
 			resp.Body.Close()
 		}
+		wait := time.Duration(failures+1) * 250 * time.Millisecond
+		if cur.hasRetry && failures == 0 {
+			wait = cur.wait()
+		}
 		select {
 		case <-c.ctx.Done():
-		case <-time.After(time.Duration(failures+1) * 250 * time.Millisecond):
+		case <-time.After(wait):
 		}
 	}
 }

@@ -37,6 +37,10 @@ type Options struct {
 	IdleTTL time.Duration
 	// MaxSessions bounds the open sessions of the endpoint (0: no bound).
 	MaxSessions int
+	// ResumeGrace is how long a request whose client went away from its
+	// resumable SSE stream waits to be resumed before it is cancelled
+	// (0: DefaultResumeGrace).
+	ResumeGrace time.Duration
 	// Refused is told of a tools/call the transport refuses before any
 	// Session or Handler sees it (an ambiguous envelope; a 2026-07-28
 	// request whose headers or _meta are wrong), so it is audited like
@@ -65,6 +69,9 @@ type Endpoint struct {
 func NewEndpoint(opts Options) *Endpoint {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ResumeGrace <= 0 {
+		opts.ResumeGrace = DefaultResumeGrace
 	}
 	return &Endpoint{opts: opts, log: opts.Logger, sessions: map[string]*httpSession{}}
 }
@@ -176,11 +183,5 @@ func accepts(r *http.Request, mediaType string) bool {
 	return false
 }
 
-func writeEvent(w io.Writer, msg []byte) bool {
-	buf := make([]byte, 0, len(msg)+32)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, msg...)
-	buf = append(buf, "\n\n"...)
-	_, err := w.Write(buf)
-	return err == nil
-}
+// writeEvent writes one SSE message event without an id.
+func writeEvent(w io.Writer, msg []byte) bool { return writeSSE(w, "", msg) }

@@ -1,6 +1,7 @@
 package mcpserve
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -27,15 +28,19 @@ type httpSession struct {
 	order   []*stream
 	get     *stream
 	backlog [][]byte
+	// byNum are the request streams a client may resume, by number: those
+	// in flight and the last few answered (finished, oldest first).
+	byNum    map[int64]*stream
+	finished []*stream
+	nextNum  int64
+	// getLog numbers the GET stream's events across its connections.
+	getLog *eventLog
+	// version is the protocol version initialize settled on.
+	version string
 }
 
-type stream struct {
-	ch   chan []byte
-	done chan struct{}
-}
-
-func newStream() *stream {
-	return &stream{ch: make(chan []byte, streamBuffer), done: make(chan struct{})}
+func newHTTPSession() *httpSession {
+	return &httpSession{id: newSessionID(), closed: make(chan struct{}), streams: map[string]*stream{}, byNum: map[int64]*stream{}}
 }
 
 // Send implements Upstream: a message goes to the stream of the request it
@@ -80,17 +85,44 @@ func (hs *httpSession) Send(msg []byte, route json.RawMessage, droppable bool) {
 	}
 }
 
-func (hs *httpSession) open(key string, st *stream) {
+// newRequestStream numbers and registers the stream of request id.
+func (hs *httpSession) newRequestStream(id json.RawMessage, method string, resumable bool) *stream {
 	hs.mu.Lock()
-	hs.streams[key] = st
+	defer hs.mu.Unlock()
+	hs.nextNum++
+	var log *eventLog
+	if resumable {
+		log = newEventLog(hs.nextNum, replayEvents, replayBytes)
+	}
+	st := newStream(hs.nextNum, jsonrpc.IDKey(id), id, log)
+	st.method = method
+	hs.streams[st.key] = st
 	hs.order = append(hs.order, st)
-	hs.mu.Unlock()
+	if log != nil {
+		hs.byNum[st.num] = st
+	}
+	return st
 }
 
-func (hs *httpSession) release(key string, st *stream) {
+// release ends a request stream: its request's context ends, and
+// messages still bound for it go elsewhere. An answered stream of a
+// resumable client is kept a while (bounded) for a late resume.
+func (hs *httpSession) release(st *stream) {
+	st.mu.Lock()
+	if st.released {
+		st.mu.Unlock()
+		return
+	}
+	st.released = true
+	if st.grace != nil {
+		st.grace.Stop()
+		st.grace = nil
+	}
+	finished, cancel := st.finished, st.cancel
+	st.mu.Unlock()
 	hs.mu.Lock()
-	if hs.streams[key] == st {
-		delete(hs.streams, key)
+	if hs.streams[st.key] == st {
+		delete(hs.streams, st.key)
 	}
 	for i, o := range hs.order {
 		if o == st {
@@ -98,8 +130,71 @@ func (hs *httpSession) release(key string, st *stream) {
 			break
 		}
 	}
+	if hs.byNum[st.num] == st {
+		if finished && st.log.trim(finishedBytes) {
+			hs.finished = append(hs.finished, st)
+			if len(hs.finished) > finishedKeep {
+				delete(hs.byNum, hs.finished[0].num)
+				hs.finished = hs.finished[1:]
+			}
+		} else {
+			delete(hs.byNum, st.num)
+		}
+	}
 	hs.mu.Unlock()
 	close(st.done)
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// finish releases a stream whose response was written.
+func (hs *httpSession) finish(st *stream) {
+	st.mu.Lock()
+	st.finished = true
+	st.mu.Unlock()
+	hs.release(st)
+}
+
+// releaseAll ends every request stream (the session ends).
+func (hs *httpSession) releaseAll() {
+	hs.mu.Lock()
+	all := append([]*stream(nil), hs.order...)
+	hs.mu.Unlock()
+	for _, st := range all {
+		hs.release(st)
+	}
+}
+
+// resumable reports whether the client can resume streams: it negotiated
+// 2025-11-25 or later (else, before initialize settled, it says so in
+// MCP-Protocol-Version).
+func (hs *httpSession) resumable(r *http.Request) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.resumableLocked(r)
+}
+
+// resumableLocked is resumable with hs.mu held.
+func (hs *httpSession) resumableLocked(r *http.Request) bool {
+	v := hs.version
+	if v == "" {
+		v = r.Header.Get(HeaderProtocolVersion)
+	}
+	return resumableVersion(v)
+}
+
+// noteAnswer records the version an initialize response settled on.
+func (hs *httpSession) noteAnswer(st *stream, msg []byte) {
+	if st.method != "initialize" {
+		return
+	}
+	var v string
+	if json.Unmarshal(jsonrpc.Field(jsonrpc.Field(msg, "result"), "protocolVersion"), &v) == nil && v != "" {
+		hs.mu.Lock()
+		hs.version = v
+		hs.mu.Unlock()
+	}
 }
 
 func (hs *httpSession) busy() bool {
@@ -118,6 +213,7 @@ func (e *Endpoint) end(hs *httpSession) {
 	e.mu.Unlock()
 	hs.once.Do(func() {
 		close(hs.closed)
+		hs.releaseAll()
 		_ = hs.sess.Close()
 	})
 }
@@ -199,70 +295,78 @@ func (e *Endpoint) legacyPost(w http.ResponseWriter, r *http.Request, m *jsonrpc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	key := jsonrpc.IDKey(m.ID)
-	st := newStream()
-	hs.open(key, st)
-	defer hs.release(key, st)
-	hs.sess.HandleClient(r.Context(), m)
+	sse := accepts(r, "text/event-stream")
+	st := hs.newRequestStream(m.ID, m.Method, sse && hs.resumable(r))
+	// The request lives as long as its stream, not its POST: a client
+	// that can resume the stream may come back for it on a GET.
+	ctx, cancel := context.WithCancel(WithStreamHints(context.WithoutCancel(r.Context()), st))
+	a := newAttachment()
+	st.mu.Lock()
+	st.writer = a
+	st.cancel = cancel
+	released := st.released // the session ended meanwhile
+	st.mu.Unlock()
+	if released {
+		cancel()
+	}
+	hs.sess.HandleClient(ctx, m)
 	w.Header().Set("Mcp-Session-Id", hs.id)
-	if !accepts(r, "text/event-stream") {
-		e.answerJSON(w, r, hs, st, m.ID)
+	if !sse {
+		e.answerJSON(w, r, hs, st)
+		hs.release(st)
 		return
 	}
 	// Until something arrives the choice is open: an answer that comes
 	// first goes back as plain JSON (one write, nothing to parse as a
-	// stream); anything else opens an SSE stream.
+	// stream) unless the server answered toolgate with a stream; anything
+	// else opens an SSE stream.
 	var first []byte
 	select {
 	case first = <-st.ch:
+	case <-st.streamed:
+	case <-st.wake:
 	case <-r.Context().Done():
+		hs.release(st)
 		return
 	case <-hs.closed:
+		hs.release(st)
 		return
 	}
-	if jsonrpc.IsResponseTo(first, m.ID) && accepts(r, "application/json") {
+	if first != nil && !st.isStreamed() && jsonrpc.IsResponseTo(first, m.ID) && accepts(r, "application/json") {
+		hs.noteAnswer(st, first)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(first)
+		hs.finish(st)
 		return
 	}
+	setSSEHeaders(w)
+	w.WriteHeader(http.StatusOK)
+	if st.log != nil && writePriming(w, st.log.last(), clientRetry) {
+		st.mu.Lock()
+		st.primed = true
+		st.mu.Unlock()
+	}
+	var pending [][]byte
+	if first != nil {
+		pending = append(pending, first)
+	}
+	e.settle(hs, st, a, e.pump(w, r, hs, st, a, pending))
+}
+
+func setSSEHeaders(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	pending := [][]byte{first}
-	for {
-		var msg []byte
-		if len(pending) > 0 {
-			msg, pending = pending[0], nil
-		} else {
-			select {
-			case msg = <-st.ch:
-			case <-r.Context().Done():
-				return
-			case <-hs.closed:
-				return
-			}
-		}
-		if !writeEvent(w, msg) {
-			return
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		if jsonrpc.IsResponseTo(msg, m.ID) {
-			return
-		}
-	}
 }
 
 // answerJSON waits for the response alone; anything else the request
 // causes meanwhile goes to the client's other streams.
-func (e *Endpoint) answerJSON(w http.ResponseWriter, r *http.Request, hs *httpSession, st *stream, id json.RawMessage) {
+func (e *Endpoint) answerJSON(w http.ResponseWriter, r *http.Request, hs *httpSession, st *stream) {
 	for {
 		select {
 		case msg := <-st.ch:
-			if jsonrpc.IsResponseTo(msg, id) {
+			if jsonrpc.IsResponseTo(msg, st.id) {
+				hs.noteAnswer(st, msg)
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusOK)
 				_, _ = w.Write(msg)
@@ -276,7 +380,7 @@ func (e *Endpoint) answerJSON(w http.ResponseWriter, r *http.Request, hs *httpSe
 		case <-r.Context().Done():
 			return
 		case <-hs.closed:
-			writeRPCError(w, http.StatusNotFound, id, jsonrpc.CodeInvalidRequest, "session closed")
+			writeRPCError(w, http.StatusNotFound, st.id, jsonrpc.CodeInvalidRequest, "session closed")
 			return
 		}
 	}
@@ -299,7 +403,7 @@ func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *jsonrpc.Mes
 		e.starting--
 		e.mu.Unlock()
 	}()
-	hs := &httpSession{id: newSessionID(), closed: make(chan struct{}), streams: map[string]*stream{}}
+	hs := newHTTPSession()
 	hs.touch()
 	sess, err := e.opts.Legacy(r.Context(), hs)
 	if err != nil {
@@ -319,65 +423,4 @@ func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *jsonrpc.Mes
 	e.startJanitor()
 	e.mu.Unlock()
 	return hs
-}
-
-// getStream holds the client's standalone SSE stream, which carries what
-// belongs to no request (list_changed, resource updates, logs).
-func (e *Endpoint) getStream(w http.ResponseWriter, r *http.Request) {
-	if !accepts(r, "text/event-stream") {
-		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
-		return
-	}
-	hs := e.lookup(w, r)
-	if hs == nil {
-		return
-	}
-	st := newStream()
-	hs.mu.Lock()
-	if hs.get != nil {
-		hs.mu.Unlock()
-		http.Error(w, "this session already has a GET stream open", http.StatusConflict)
-		return
-	}
-	hs.get = st
-	backlog := hs.backlog
-	hs.backlog = nil
-	hs.mu.Unlock()
-	defer func() {
-		hs.mu.Lock()
-		if hs.get == st {
-			hs.get = nil
-		}
-		hs.mu.Unlock()
-		close(st.done)
-	}()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Mcp-Session-Id", hs.id)
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	for _, msg := range backlog {
-		if !writeEvent(w, msg) {
-			return
-		}
-	}
-	if flusher != nil {
-		flusher.Flush()
-	}
-	for {
-		select {
-		case msg := <-st.ch:
-			if !writeEvent(w, msg) {
-				return
-			}
-			if flusher != nil {
-				flusher.Flush()
-			}
-			hs.touch()
-		case <-r.Context().Done():
-			return
-		case <-hs.closed:
-			return
-		}
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -71,7 +72,7 @@ func (e *Endpoint) modernPost(w http.ResponseWriter, r *http.Request, m *jsonrpc
 	}
 	dw := &directWriter{w: w, accept: accepts(r, "text/event-stream")}
 	dw.flusher, _ = w.(http.Flusher)
-	e.opts.Modern.Serve(r.Context(), m, req, dw)
+	e.opts.Modern.Serve(WithStreamHints(r.Context(), dw), m, req, dw)
 	dw.close()
 }
 
@@ -206,12 +207,7 @@ func (d *directWriter) Send(msg []byte, _ json.RawMessage, droppable bool) {
 			d.done = true
 			return
 		}
-		h := d.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		d.w.WriteHeader(http.StatusOK)
-		d.sse = true
+		d.openSSE()
 	}
 	if !writeEvent(d.w, msg) {
 		d.done = true
@@ -224,6 +220,34 @@ func (d *directWriter) Send(msg []byte, _ json.RawMessage, droppable bool) {
 		d.done = true
 	}
 }
+
+// openSSE starts the SSE stream; d.mu must be held.
+func (d *directWriter) openSSE() {
+	h := d.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	d.w.WriteHeader(http.StatusOK)
+	d.sse = true
+}
+
+// Streamed implements StreamHints: the downstream answers with an SSE
+// stream, so the client gets one too (when it accepts one).
+func (d *directWriter) Streamed() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done || d.sse || !d.accept {
+		return
+	}
+	d.openSSE()
+	if d.flusher != nil {
+		d.flusher.Flush()
+	}
+}
+
+// Paused implements StreamHints: 2026-07-28 streams are not resumable,
+// so the client's stream stays open while toolgate polls the server.
+func (d *directWriter) Paused(time.Duration) {}
 
 // close ends the writer: nothing more is written once the HTTP handler
 // returns.

@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolgate/toolgate/jsonrpc"
 	"io"
 	"sync"
+
+	"github.com/toolgate/toolgate/jsonrpc"
 )
 
 // stdioUpstream writes client-bound messages as lines on out.
@@ -26,8 +27,22 @@ func (u *stdioUpstream) Send(msg []byte, _ json.RawMessage, _ bool) {
 		return
 	}
 	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
+	buf = append(appendLine(buf, msg), '\n')
 	_, u.err = u.out.Write(buf)
+}
+
+// appendLine appends msg as one line: a message is one JSON text, but
+// what a server sent may hold line breaks between tokens, which would end
+// the line early; they are compacted away (line breaks inside strings are
+// always escaped).
+func appendLine(dst, msg []byte) []byte {
+	if bytes.ContainsAny(msg, "\r\n") {
+		var b bytes.Buffer
+		if json.Compact(&b, msg) == nil {
+			return append(dst, b.Bytes()...)
+		}
+	}
+	return append(dst, msg...)
 }
 
 // ServeStdio serves one client spoken as newline-delimited JSON-RPC on

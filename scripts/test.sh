@@ -25,6 +25,16 @@ fuzz ./grantcheck FuzzNormalize
 fuzz ./grantcheck FuzzConstraint
 fuzz ./grantcheck FuzzFastSchema
 fuzz ./workspace FuzzParseTemplate
+fuzz ./strictjson FuzzDifferential
+fuzz ./jsonrpc FuzzParseMessage
+FUZZTIME=${FUZZTIME_AUDIT:-3000x} fuzz ./audit FuzzReader
+fuzz ./packs FuzzRelBeneath
+fuzz ./packs FuzzCanonicalDecimal
+fuzz ./packs FuzzCheckJQ
+fuzz ./identity FuzzVerify
+fuzz ./pin FuzzCanonical
+fuzz ./pin FuzzParse
+FUZZTIME=${FUZZTIME_E2E:-2000x} fuzz ./e2e FuzzExactCall
 
 echo "== policy cases of the demo workspace"
 go run ./cmd/toolgate policy test -w examples/command-packs/toolgate.yaml examples/command-packs/policy-cases.yaml

@@ -41,7 +41,7 @@ func (p *Postgres) OpenAudit(_ string, opts audit.Options) (audit.Sink, error) {
 // commit is durable) and opts.SigningKey adds checkpoints as in the file.
 func (p *Postgres) AuditChain(opts audit.Options) *Chain {
 	c := &Chain{p: p, signer: audit.NewSigner(opts.SigningKey, opts.CheckpointEvery)}
-	c.batch = audit.NewBatcher(c.commit)
+	c.batch = audit.NewBatcher(audit.ObserveCommit(c.commit, opts.OnCommit))
 	return c
 }
 

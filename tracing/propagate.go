@@ -135,3 +135,16 @@ func (t *Tracer) InjectMeta(ctx context.Context, meta json.RawMessage) (json.Raw
 	out.WriteByte('}')
 	return out.Bytes(), nil
 }
+
+// MetaFields returns the trace context of ctx's span as the _meta members
+// that carry it (traceparent, and tracestate when there is one); nil when
+// ctx carries none. A caller building _meta as a map (callpipe's forwarded
+// params) sets these in place of the caller's own.
+func (t *Tracer) MetaFields(ctx context.Context) map[string]string {
+	carrier := propagation.MapCarrier{}
+	t.prop.Inject(ctx, carrier)
+	if len(carrier) == 0 {
+		return nil
+	}
+	return carrier
+}

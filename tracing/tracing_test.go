@@ -305,3 +305,16 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Errorf("headers %v %v", s.headers, err)
 	}
 }
+
+func TestMetaFields(t *testing.T) {
+	t.Parallel()
+	tr, _ := New(context.Background(), Config{Getenv: env(nil)})
+	if got := tr.MetaFields(context.Background()); got != nil {
+		t.Fatalf("no context: %v", got)
+	}
+	ctx := tr.Extract(context.Background(), json.RawMessage(`{"traceparent":"`+callerParent+`","tracestate":"k=v"}`), nil)
+	got := tr.MetaFields(ctx)
+	if len(got) != 2 || got[MetaTraceparent] != callerParent || got[MetaTracestate] != "k=v" {
+		t.Fatalf("fields %v", got)
+	}
+}

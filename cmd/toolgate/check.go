@@ -3,20 +3,24 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/packs"
+	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/workspace"
 )
 
 func runCheck(ctx context.Context, c *cli, args []string) int {
-	fs := c.flagSet("check", "check [-w FILE] [--format text|json]")
+	fs := c.flagSet("check", "check [-w FILE] [--format text|json] [--offline]")
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	format := fs.String("format", "text", "output format: text or json")
+	offline := fs.Bool("offline", false, "with a toolgate.lock, do not contact the MCP servers to compare their tools with their pins")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -36,13 +40,19 @@ func runCheck(ctx context.Context, c *cli, args []string) int {
 	}
 	sum := policy.Summary()
 	warnings := packs.CredentialProgramWarnings(ws)
+	pins, err := c.checkPins(ctx, ws, !*offline)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate check: %v\n", err)
+		return exitFail
+	}
 	if *format == "json" {
 		out := struct {
 			Workspace string          `json:"workspace"`
 			Revision  string          `json:"revision"`
 			Warnings  []packs.Warning `json:"warnings,omitempty"`
+			Pins      *pinReport      `json:"pins,omitempty"`
 			grantcheck.Summary
-		}{ws.Path, ws.Revision, warnings, sum}
+		}{ws.Path, ws.Revision, warnings, pins, sum}
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -57,7 +67,79 @@ func runCheck(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, w.String())
 	}
 	printSummary(c, ws, sum)
+	printPins(c, ws, pins)
 	return exitOK
+}
+
+// checkPins compares the live tool definitions with toolgate.lock, when
+// there is one (nil otherwise): pack commands from the workspace, and the
+// tools of the servers it can reach when servers is set. A lock that
+// cannot be read is an error (the gateway would not start with it).
+func (c *cli) checkPins(ctx context.Context, ws *workspace.Workspace, servers bool) (*pinReport, error) {
+	lockPath := pin.PathFor(ws.Path)
+	old, err := pin.Read(lockPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w (the gateway refuses to start with it: fix it, or run `toolgate pin --update`)", err)
+	}
+	rep, _, _, err := c.comparePins(ctx, ws, old, lockPath, servers)
+	if err != nil {
+		return nil, err
+	}
+	var notPinned []pinResult
+	for _, r := range rep.Results {
+		if pin.Status(r.Status) != pin.StatusPinned {
+			notPinned = append(notPinned, r)
+		}
+	}
+	rep.Results = nonNilResults(notPinned)
+	return &rep, nil
+}
+
+func nonNilResults(r []pinResult) []pinResult {
+	if r == nil {
+		return []pinResult{}
+	}
+	return r
+}
+
+// printPins says which tools the gateway hides and refuses because their
+// definition is not the pinned one.
+func printPins(c *cli, ws *workspace.Workspace, rep *pinReport) {
+	fmt.Fprintf(c.stdout, "\nPinned tool definitions\n")
+	if rep == nil {
+		fmt.Fprintf(c.stdout, "  no %s beside the workspace: definitions are not pinned (`toolgate pin` pins them)\n", pin.FileName)
+		return
+	}
+	hidden := 0
+	for _, r := range rep.Results {
+		switch pin.Status(r.Status) {
+		case pin.StatusChanged:
+			hidden++
+			fmt.Fprintf(c.stdout, "  CHANGED  %s:%s  pinned %s, now %s — hidden and refused\n", r.Surface, r.Tool, r.Pinned, r.Live)
+		case pin.StatusNew:
+			hidden++
+			fmt.Fprintf(c.stdout, "  NEW      %s:%s  not pinned, now %s — hidden and refused\n", r.Surface, r.Tool, r.Live)
+		case pin.StatusInvalid:
+			hidden++
+			fmt.Fprintf(c.stdout, "  INVALID  %s:%s  its definition cannot be pinned — hidden and refused\n", r.Surface, r.Tool)
+		case pin.StatusGone:
+			fmt.Fprintf(c.stdout, "  gone     %s:%s  pinned but no longer listed\n", r.Surface, r.Tool)
+		}
+	}
+	for _, s := range rep.Removed {
+		fmt.Fprintf(c.stdout, "  removed  %s  pinned, but no longer in the workspace\n", s)
+	}
+	for _, s := range sortedKeys(rep.Unavailable) {
+		fmt.Fprintf(c.stdout, "  not checked  %s: %s\n", s, rep.Unavailable[s])
+	}
+	if hidden == 0 {
+		fmt.Fprintf(c.stdout, "  %s: every tool checked matches its pin\n", rep.Lock)
+		return
+	}
+	fmt.Fprintf(c.stdout, "  %s: %d tool(s) differ from their pin; review them, then `toolgate pin -w %s --update`\n", rep.Lock, hidden, ws.Path)
 }
 
 // printLoadError writes each workspace problem as FILE:LINE:COL: message,

@@ -42,8 +42,8 @@ type cli struct {
 	logFormat string
 	workspace string // -w given before the subcommand; the subcommand's own -w wins
 
-	// listServerTools enumerates proxied servers for `toolgate pin`; nil
-	// is noServerLister (see pin.go).
+	// listServerTools enumerates proxied servers for `toolgate pin` and
+	// `check`; nil is the live enumeration (see pin.go).
 	listServerTools serverLister
 }
 

@@ -20,6 +20,7 @@ func runMCPConfig(ctx context.Context, c *cli, args []string) int {
 	settings := fs.Bool("settings", false, "claude only: print a settings.json whose permissions.allow is the derived allowlist")
 	command := fs.String("toolgate", "", "the toolgate executable stdio entries launch (default: this executable)")
 	baseURL := fs.String("url", "", "http mode: the daemon's base URL (default http://<gateway.listen>)")
+	tokenEnv := fs.String("token-env", "", "http mode: the environment variable holding the bearer token (default: the agent's token variable, or TOOLGATE_TOKEN_<AGENT> for an OAuth access token)")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -80,11 +81,18 @@ func runMCPConfig(ctx context.Context, c *cli, args []string) int {
 		}
 	}
 	out, err := harness.Config(harness.ConfigOptions{Harness: h, Mode: m, Agent: *agent, Workspace: ws, Policy: policy,
-		WorkspacePath: path, Command: exe, BaseURL: strings.TrimSuffix(*baseURL, "/")})
+		WorkspacePath: path, Command: exe, BaseURL: strings.TrimSuffix(*baseURL, "/"), TokenVar: *tokenEnv})
 	if err != nil {
 		fmt.Fprintf(c.stderr, "toolgate mcp-config: %v\n", err)
 		return exitFail
 	}
 	_, _ = c.stdout.Write(out)
+	if m == harness.ModeHTTP {
+		// How the token travels, for the person wiring it up; stderr, so
+		// stdout stays a config the harness reads as is.
+		if v, err := harness.TokenVar(ws, *agent, *tokenEnv); err == nil {
+			fmt.Fprint(c.stderr, harness.TokenNote(h, ws, *agent, v))
+		}
+	}
 	return exitOK
 }

@@ -75,6 +75,48 @@ agents:
 			t.Errorf("exit %d, stderr %q", code, errOut)
 		}
 	})
+	jwtWS := writeGrantFile(t, "toolgate.yaml", `
+version: 1
+gateway:
+  identity:
+    jwt: {issuer: "https://idp.example", jwks_url: "https://idp.example/jwks", audience: "https://gw.example"}
+command_packs:
+  - use: bundled/json-tools
+agents:
+  - id: ci-bot
+    grants: [pack:json-tools]
+  - id: reader
+    token: {env: READER_TOKEN}
+    grants: [pack:json-tools]
+`)
+	t.Run("jwt: an agent without a static token reads its access token from a variable", func(t *testing.T) {
+		t.Parallel()
+		for h, ref := range map[string]string{"claude": "Bearer ${TOOLGATE_TOKEN_CI_BOT}", "vscode": "Bearer ${env:TOOLGATE_TOKEN_CI_BOT}",
+			"cursor": "Bearer ${env:TOOLGATE_TOKEN_CI_BOT}", "gemini": "Bearer ${TOOLGATE_TOKEN_CI_BOT}", "opencode": "Bearer {env:TOOLGATE_TOKEN_CI_BOT}",
+			"codex": `bearer_token_env_var = "TOOLGATE_TOKEN_CI_BOT"`} {
+			code, out, errOut := runGrantCLI(t, "mcp-config", "-w", jwtWS, "--agent", "ci-bot", "--harness", h, "--mode", "http")
+			if code != exitOK || !strings.Contains(out, ref) {
+				t.Errorf("%s: exit %d, stdout lacks %q:\n%s\n%s", h, code, ref, out, errOut)
+			}
+			for _, w := range []string{"gateway.identity.jwt is set", "https://idp.example", "aud https://gw.example", `claim "sub" = "ci-bot"`, "resource_metadata", "restart"} {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("%s: the note lacks %q:\n%s", h, w, errOut)
+				}
+			}
+		}
+	})
+	t.Run("jwt: a static token still names its variable; --token-env overrides", func(t *testing.T) {
+		t.Parallel()
+		if code, out, _ := runGrantCLI(t, "mcp-config", "-w", jwtWS, "--agent", "reader", "--harness", "claude", "--mode", "http"); code != exitOK || !strings.Contains(out, "${READER_TOKEN}") {
+			t.Errorf("static token: %d %s", code, out)
+		}
+		if code, out, _ := runGrantCLI(t, "mcp-config", "-w", jwtWS, "--agent", "reader", "--harness", "claude", "--mode", "http", "--token-env", "MY_JWT"); code != exitOK || !strings.Contains(out, "${MY_JWT}") {
+			t.Errorf("--token-env: %d %s", code, out)
+		}
+		if code, _, errOut := runGrantCLI(t, "mcp-config", "-w", jwtWS, "--agent", "reader", "--harness", "claude", "--mode", "http", "--token-env", "$(rm -rf /)"); code != exitFail || !strings.Contains(errOut, "environment variable name") {
+			t.Errorf("hostile --token-env: %d %s", code, errOut)
+		}
+	})
 	t.Run("every harness writes valid output", func(t *testing.T) {
 		t.Parallel()
 		for _, h := range []string{"claude", "cursor", "gemini", "vscode", "opencode"} {

@@ -9,28 +9,113 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/workspace"
 )
 
 // serverLister enumerates the tools of the workspace's proxied MCP servers
-// for `toolgate pin`: per server id, the pins of what it lists now; a
-// server that cannot be enumerated is in errs instead.
-//
-// TODO(lead): the default lists nothing — plug in mcpproxy here: connect
-// to each server (ws.MCPServers), run tools/list (all pages) and pass each
-// raw tool object to pin.DigestTool (or the whole result to
-// pin.DigestList).
+// for `toolgate pin` and `toolgate check`: per server id, the pins of what
+// it lists now; a server that cannot be enumerated is in errs instead.
 type serverLister func(ctx context.Context, ws *workspace.Workspace) (tools map[string][]pin.Tool, errs map[string]error)
 
-// noServerLister is the default until the proxy is wired in: every
-// proxied server is reported as not enumerated, and its pins are kept.
-func noServerLister(_ context.Context, ws *workspace.Workspace) (map[string][]pin.Tool, map[string]error) {
-	errs := map[string]error{}
-	for _, s := range ws.MCPServers {
-		errs[s.ID] = errors.New("this build does not enumerate proxied servers for pinning yet")
+// liveServerLister connects to each server as the gateway does
+// (gateway.ListServerTools: credentials, era, every page) and pins each
+// tool it lists. A tool whose definition cannot be pinned (duplicate or
+// case-variant keys) gets an empty digest, which pin reports as invalid.
+func (c *cli) liveServerLister(ctx context.Context, ws *workspace.Workspace) (map[string][]pin.Tool, map[string]error) {
+	raws, errs := gateway.ListServerTools(ctx, ws, c.getenv, c.log)
+	out := make(map[string][]pin.Tool, len(raws))
+	for id, list := range raws {
+		tools := make([]pin.Tool, 0, len(list))
+		for i, raw := range list {
+			t, err := pin.DigestTool(raw)
+			if err != nil {
+				t.Digest = ""
+				if t.Name == "" {
+					t.Name = fmt.Sprintf("#%d", i)
+				}
+			}
+			tools = append(tools, t)
+		}
+		out[id] = tools
 	}
-	return nil, errs
+	return out, errs
+}
+
+// serverLister is the lister in force: the test's, or the live one.
+func (c *cli) serverLister() serverLister {
+	if c.listServerTools != nil {
+		return c.listServerTools
+	}
+	return c.liveServerLister
+}
+
+// comparePins sets every declared surface's live tools (the packs' from
+// the workspace; the servers' from the lister, when servers is set) against
+// old: the report, the lock `pin --update` would write, and whether
+// everything matches.
+func (c *cli) comparePins(ctx context.Context, ws *workspace.Workspace, old *pin.Lock, lockPath string, servers bool) (pinReport, *pin.Lock, bool, error) {
+	rep := pinReport{Lock: lockPath, Unavailable: map[string]string{}}
+	live, err := pin.PackTools(ws)
+	if err != nil {
+		return rep, nil, false, err
+	}
+	var unavailable map[string]error
+	if servers {
+		var served map[string][]pin.Tool
+		served, unavailable = c.serverLister()(ctx, ws)
+		for id, tools := range served {
+			live[id] = tools
+		}
+	} else {
+		unavailable = map[string]error{}
+		for _, s := range ws.MCPServers {
+			unavailable[s.ID] = errors.New("not contacted (--offline)")
+		}
+	}
+	next := pin.New()
+	declared := map[string]bool{}
+	for _, p := range ws.CommandPacks {
+		declared[p.ID] = true
+	}
+	for _, s := range ws.MCPServers {
+		declared[s.ID] = true
+	}
+	surfaces := make([]string, 0, len(declared))
+	for s := range declared {
+		surfaces = append(surfaces, s)
+	}
+	slices.Sort(surfaces)
+	clean := true
+	for _, s := range surfaces {
+		if err, down := unavailable[s]; down {
+			rep.Unavailable[s] = err.Error()
+			if pins, ok := old.Surfaces[s]; ok { // keep what was reviewed
+				next.Surfaces[s] = pins
+			}
+			continue
+		}
+		var keep []pin.Tool
+		for _, r := range old.Compare(s, live[s]) {
+			rep.Results = append(rep.Results, pinResult{s, r.Tool, string(r.Status), string(r.Pinned), string(r.Live)})
+			if r.Status != pin.StatusPinned {
+				clean = false
+			}
+			if r.Status != pin.StatusGone && r.Status != pin.StatusInvalid {
+				keep = append(keep, pin.Tool{Name: r.Tool, Digest: r.Live})
+			}
+		}
+		next.SetSurface(s, keep)
+	}
+	for s := range old.Surfaces {
+		if !declared[s] {
+			rep.Removed = append(rep.Removed, s)
+			clean = false
+		}
+	}
+	slices.Sort(rep.Removed)
+	return rep, next, clean, nil
 }
 
 // pinReport is `pin --format json`.
@@ -84,62 +169,11 @@ func runPin(ctx context.Context, c *cli, args []string) int {
 		old = pin.New()
 	}
 
-	live, err := pin.PackTools(ws)
+	rep, next, clean, err := c.comparePins(ctx, ws, old, lockPath, true)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "toolgate pin: %v\n", err)
 		return exitFail
 	}
-	lister := c.listServerTools
-	if lister == nil {
-		lister = noServerLister
-	}
-	served, unavailable := lister(ctx, ws)
-	for id, tools := range served {
-		live[id] = tools
-	}
-
-	rep := pinReport{Lock: lockPath, Unavailable: map[string]string{}}
-	next := pin.New()
-	declared := map[string]bool{}
-	for _, p := range ws.CommandPacks {
-		declared[p.ID] = true
-	}
-	for _, s := range ws.MCPServers {
-		declared[s.ID] = true
-	}
-	surfaces := make([]string, 0, len(declared))
-	for s := range declared {
-		surfaces = append(surfaces, s)
-	}
-	slices.Sort(surfaces)
-	clean := true
-	for _, s := range surfaces {
-		if err, down := unavailable[s]; down {
-			rep.Unavailable[s] = err.Error()
-			if pins, ok := old.Surfaces[s]; ok { // keep what was reviewed
-				next.Surfaces[s] = pins
-			}
-			continue
-		}
-		var keep []pin.Tool
-		for _, r := range old.Compare(s, live[s]) {
-			rep.Results = append(rep.Results, pinResult{s, r.Tool, string(r.Status), string(r.Pinned), string(r.Live)})
-			if r.Status != pin.StatusPinned {
-				clean = false
-			}
-			if r.Status != pin.StatusGone && r.Status != pin.StatusInvalid {
-				keep = append(keep, pin.Tool{Name: r.Tool, Digest: r.Live})
-			}
-		}
-		next.SetSurface(s, keep)
-	}
-	for s := range old.Surfaces {
-		if !declared[s] {
-			rep.Removed = append(rep.Removed, s)
-			clean = false
-		}
-	}
-	slices.Sort(rep.Removed)
 
 	if first || *update {
 		if err := pin.Write(lockPath, next); err != nil {

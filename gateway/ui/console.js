@@ -178,6 +178,13 @@ async function refreshStatus() {
     if ((reload.restart_required || []).length) pairs.push(["restart to apply", reload.restart_required.join(", "), "bad"]);
     for (const s of st.surfaces) pairs.push(["surface", s.id + " (" + s.kind + ", " + s.members + " tools)"]);
     for (const d of st.downstream) pairs.push(["downstream", d.id + ": " + d.state + (d.error ? " — " + d.error : ""), d.state === "connected" ? "ok" : d.state === "failed" ? "bad" : ""]);
+    const pins = st.pins || { present: false, unpinned: [] };
+    if (pins.error) pairs.push(["toolgate.lock", "REFUSED (the pins in force stay): " + pins.error, "bad"]);
+    pairs.push(["pins", pins.present ? pins.pinned + " tool definitions pinned in " + pins.lock : "no toolgate.lock: tool definitions are not pinned", pins.present && !(pins.unpinned || []).length ? "ok" : ""]);
+    for (const u of pins.unpinned || []) {
+      const what = u.status === "new" ? "not pinned (appeared after pinning)" : u.status === "changed" ? "definition changed since it was pinned" : "definition cannot be pinned";
+      pairs.push(["hidden tool", u.surface + ":" + u.tool + " — " + what + "; review, then `toolgate pin --update`", "bad"]);
+    }
     dl(pairs);
   } catch (e) {
     dl([["status", "unavailable: " + e, "bad"]]);

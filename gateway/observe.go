@@ -1,0 +1,237 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/callpipe"
+	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/metrics"
+	"github.com/toolgate/toolgate/tracing"
+)
+
+// Observability (DESIGN §14). Metrics are fed from the hot path without a
+// lock of the gateway's: a call's decision and latency through the
+// pipeline's Observer (one lock-free lookup of the surface's series), the
+// audit's group commits through audit.Options.OnCommit, sessions by the
+// factories that open them, pending approvals from the broker's
+// subscription, downstream health where the proxy probes, lists and
+// restarts a server. Traces continue the caller's context (the HTTP
+// traceparent header, or _meta's, which wins) through the gateway's span
+// to the downstream request (its _meta and its HTTP headers).
+
+// initObservability builds the metrics and the tracer (OTEL_* variables
+// from getenv; off when none is set).
+func (g *Gateway) initObservability(ctx context.Context, getenv func(string) string) error {
+	g.metrics = metrics.New()
+	g.metrics.DeclareWorkspace(g.ws)
+	t, err := tracing.New(ctx, tracing.Config{Getenv: getenv, ServiceVersion: g.versionString(), Logger: g.log})
+	if err != nil {
+		return err
+	}
+	g.tracer = t
+	return nil
+}
+
+// startWatchers runs the background observers (pending approvals) until
+// Close.
+func (g *Gateway) startWatchers() {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		g.watchPending(ctx)
+	}()
+	g.stopWatchers = func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// watchPending keeps toolgate_approvals_pending at the number of requests
+// waiting in the deployment's store, re-counted on every change the
+// broker announces.
+func (g *Gateway) watchPending(ctx context.Context) {
+	changed, stop := g.approvals.Subscribe()
+	defer stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, storeProbeTimeout)
+		pending, err := g.approvals.PendingContext(pctx)
+		cancel()
+		if err == nil {
+			g.metrics.SetPendingApprovals(len(pending))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// closeObservability flushes the spans still buffered (bounded) and stops
+// the watchers.
+func (g *Gateway) closeObservability() {
+	if g.stopWatchers != nil {
+		g.stopWatchers()
+	}
+	if g.tracer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := g.tracer.Shutdown(ctx); err != nil {
+			g.log.Warn("tracing: spans could not be flushed at exit", "err", err)
+		}
+	}
+}
+
+// callObserver turns each finished call into metrics and the decision on
+// the gateway's span (callpipe.Observer).
+type callObserver struct{ m *metrics.Metrics }
+
+// CallDone implements callpipe.Observer.
+func (o callObserver) CallDone(ctx context.Context, c callpipe.CallStats) {
+	out := outcomeOf(c)
+	s := o.m.Surface(c.Surface)
+	s.Decision(out)
+	s.Call(out, c.Duration)
+	var err error
+	if c.Failed != "" {
+		err = errors.New(c.Failed)
+	}
+	tracing.SetDecision(trace.SpanFromContext(ctx), out.String(), "", err)
+}
+
+// outcomeOf maps a call's decision and failure to the metrics outcome.
+func outcomeOf(c callpipe.CallStats) metrics.Outcome {
+	switch {
+	case c.Decision == string(grantcheck.Approval):
+		return metrics.Approval
+	case c.Failed != "":
+		return metrics.Error
+	case c.Decision == string(grantcheck.Allow):
+		return metrics.Allow
+	}
+	return metrics.Deny
+}
+
+// handleMetrics serves /metrics: behind the admin token unless
+// gateway.metrics.open (the series name which agents' surfaces are used).
+func (g *Gateway) mountMetrics(mux *http.ServeMux) {
+	h := g.metrics.Handler()
+	if g.ws.Gateway.Metrics.Open {
+		mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !originAllowed(r, g.ws.Gateway.AllowedOrigins) {
+				http.Error(w, "forbidden: this Origin or Host may not reach toolgate (DNS rebinding protection)", http.StatusForbidden)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+		return
+	}
+	mux.Handle("GET /metrics", g.adminOnly(h.ServeHTTP))
+}
+
+// Metrics returns the gateway's metrics (its own registry).
+func (g *Gateway) Metrics() *metrics.Metrics { return g.metrics }
+
+// countSessions wraps a session factory so the sessions it opens are
+// counted open until they close.
+func countSessions(f mcpserve.Factory, s *metrics.Surface) mcpserve.Factory {
+	return func(ctx context.Context, peer mcpserve.Peer) (mcpserve.Session, error) {
+		sess, err := f(ctx, peer)
+		if err != nil {
+			return nil, err
+		}
+		s.SessionOpened()
+		return &countedSession{Session: sess, s: s}, nil
+	}
+}
+
+// countedSession is a session whose Close is counted once.
+type countedSession struct {
+	mcpserve.Session
+	s    *metrics.Surface
+	once sync.Once
+}
+
+func (c *countedSession) Close() error {
+	err := c.Session.Close()
+	c.once.Do(c.s.SessionClosed)
+	return err
+}
+
+// downstreamUp records a downstream server's health from an outcome (a
+// probe, a listing, a restart): up when err is nil.
+func (g *Gateway) downstreamUp(server string, err error) {
+	if g.metrics != nil { // nil for ListServerTools' gateway
+		g.metrics.SetDownstreamUp(server, err == nil)
+	}
+}
+
+// downstreamHeaders is mcpproxy.Config.RequestHeaders: the trace context
+// of the message being sent (its _meta traceparent, which the gateway set
+// from its own span) is mirrored into the HTTP traceparent header, so a
+// server tracing at the HTTP layer continues the same trace. The header
+// is computed from the bytes sent, like the 2026-07-28 standard headers.
+func (g *Gateway) downstreamHeaders(_ context.Context, msg []byte, h http.Header) {
+	if !bytes.Contains(msg, []byte(tracing.MetaTraceparent)) {
+		return
+	}
+	meta := jsonrpc.Field(jsonrpc.Field(msg, "params"), "_meta")
+	if meta == nil {
+		return
+	}
+	ctx := g.tracer.Extract(context.Background(), meta, nil)
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		g.tracer.InjectHTTP(ctx, h)
+	}
+}
+
+// startCallSpan continues the caller's trace context — _meta's
+// traceparent if the call has one, else what the HTTP request carried
+// (already in ctx) — and starts the gateway's span for one tools/call.
+// The span's trace id is what the audit records.
+func (g *Gateway) startCallSpan(ctx context.Context, call *callpipe.Call, agent, surface string) (context.Context, trace.Span) {
+	if tp := call.MetaString(tracing.MetaTraceparent); tp != "" {
+		meta := append([]byte(`{"traceparent":`), jsonrpc.Quote(tp)...)
+		if ts := call.MetaString(tracing.MetaTracestate); ts != "" {
+			meta = append(meta, `,"tracestate":`...)
+			meta = append(meta, jsonrpc.Quote(ts)...)
+		}
+		meta = append(meta, '}')
+		ctx = g.tracer.Extract(ctx, meta, nil)
+	}
+	return g.tracer.StartCall(ctx, tracing.Call{Method: "tools/call", Surface: surface, Tool: call.Name, Agent: agent})
+}
+
+// forwardedMeta is the _meta a proxied call is forwarded with: the call's
+// own, with the trace context of the downstream span in place of the
+// caller's (which it continues). Without any trace context the call's
+// _meta is returned as it is.
+func (g *Gateway) forwardedMeta(ctx context.Context, call *callpipe.Call) map[string]any {
+	fields := g.tracer.MetaFields(ctx)
+	_, hasTP := call.Meta[tracing.MetaTraceparent]
+	_, hasTS := call.Meta[tracing.MetaTracestate]
+	if fields == nil && !hasTP && !hasTS {
+		return call.Meta
+	}
+	meta := make(map[string]any, len(call.Meta)+2)
+	for k, v := range call.Meta {
+		if k != tracing.MetaTraceparent && k != tracing.MetaTracestate {
+			meta[k] = v
+		}
+	}
+	for k, v := range fields {
+		meta[k] = v
+	}
+	return meta
+}

@@ -1,0 +1,38 @@
+package mcpproxy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
+	c := &Config{ID: "x"}
+	if c.timeout("any") != DefaultTimeout || c.maxMessage() != DefaultMaxMessage || c.log() == nil {
+		t.Error("defaults")
+	}
+	c = &Config{ID: "x", Timeout: time.Second, TimeoutFor: map[string]time.Duration{"slow": time.Minute, "zero": 0}, MaxMessage: 10}
+	if c.timeout("slow") != time.Minute || c.timeout("zero") != time.Second || c.timeout("") != time.Second || c.maxMessage() != 10 {
+		t.Error("declared bounds")
+	}
+	s := c.Stateless()
+	if !s.IsStateless() || c.IsStateless() || s.ID != "x" {
+		t.Error("Stateless copies")
+	}
+}
+
+func TestDialRefuses(t *testing.T) {
+	t.Parallel()
+	if _, err := Dial(context.Background(), &Config{ID: "none"}); err == nil || !strings.Contains(err.Error(), `server "none" has neither command nor url`) {
+		t.Errorf("%v", err)
+	}
+	if _, err := Dial(context.Background(), &Config{ID: "gone", Command: []string{"/nonexistent/server"}}); err == nil || !strings.Contains(err.Error(), `start server "gone"`) {
+		t.Errorf("%v", err)
+	}
+	if !errors.Is(ErrClosed, ErrClosed) || ErrClosed.Error() != "connection closed" {
+		t.Error("ErrClosed")
+	}
+}

@@ -1,0 +1,98 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestRelayHooks: tools/call goes to the CallTool hook, which forwards
+// the params it decided on (never the client's bytes); tools/list results
+// pass the ToolsList hook; a tools/call without an id reaches the hook
+// (to be refused and audited) with nothing to forward it.
+func TestRelayHooks(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	var mu sync.Mutex
+	var calls []ToolCall
+	hooks := Hooks{
+		CallTool: func(ctx context.Context, c ToolCall) (json.RawMessage, json.RawMessage) {
+			mu.Lock()
+			calls = append(calls, c)
+			mu.Unlock()
+			if c.Forward == nil {
+				return nil, nil
+			}
+			if c.Client.Version != "2025-11-25" || !strings.Contains(string(c.Client.Capabilities), "sampling") || c.Client.Outbound == nil {
+				t.Errorf("client %+v", c.Client)
+			}
+			res, rpcErr, err := c.Forward(ctx, "echo", []byte(`{"name":"echo","arguments":{"text":"decided"}}`))
+			if err != nil {
+				t.Error(err)
+			}
+			return res, rpcErr
+		},
+		ToolsList: func(result json.RawMessage) json.RawMessage { return json.RawMessage(`{"tools":[{"name":"only"}]}`) },
+	}
+	s := startSession(t, tinyConfig("tiny"), rec, hooks)
+	s.HandleClient(context.Background(), msg(t, callText("1", "echo", `{"text":"sent"}`)))
+	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, `"text":"decided"`) {
+		t.Errorf("forwarded %s, want the decided params", m.msg)
+	}
+	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+	if m := rec.wait(t, `"id":2`); m.msg != `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"only"}]}}` {
+		t.Errorf("tools/list %s", m.msg)
+	}
+	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}`))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 2 || calls[1].ID != nil || calls[1].Forward != nil {
+		t.Errorf("id-less call reached the hook as %+v", calls)
+	}
+}
+
+// TestRelayNoAnswer: a hook that returns nothing is answered with an
+// internal error, not left hanging.
+func TestRelayNoAnswer(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{CallTool: func(context.Context, ToolCall) (json.RawMessage, json.RawMessage) { return nil, nil }})
+	s.HandleClient(context.Background(), msg(t, callText("1", "echo", "")))
+	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "-32603") {
+		t.Errorf("%s", m.msg)
+	}
+}
+
+// TestRelayNotifications: the client's notifications go to the server as
+// they are; a response to a request of the gateway's own (Outbound) is
+// delivered there.
+func TestRelayNotifications(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`))
+	done := make(chan json.RawMessage, 1)
+	go func() {
+		res, _ := s.client().Outbound.Request(context.Background(), "elicitation/create", []byte(`{}`), func(m []byte) error {
+			s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","id":"tg-1","result":{"action":"decline"}}`))
+			return nil
+		})
+		done <- res
+	}()
+	if res := <-done; string(res) != `{"action":"decline"}` {
+		t.Errorf("outbound answer %s", res)
+	}
+	// A notification that is not one (unknown method without notifications/) is dropped.
+	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","method":"weird"}`))
+	s.HandleClient(context.Background(), msg(t, callText("1", "echo", `{"text":"still here"}`)))
+	rec.wait(t, "still here")
+}
+
+func TestToolName(t *testing.T) {
+	t.Parallel()
+	if toolName(json.RawMessage(`{"name":"a"}`)) != "a" || toolName(json.RawMessage(`{"name":1}`)) != "" || toolName(nil) != "" {
+		t.Error("toolName")
+	}
+}

@@ -1,0 +1,264 @@
+package mcpproxy
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/jsonrpc"
+)
+
+// TestSessionRelay: requests and answers cross with their ids rewritten
+// both ways; the client's ids come back as it sent them.
+func TestSessionRelay(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s.HandleClient(context.Background(), msg(t, callText(`"c-1"`, "echo", `{"text":"hi"}`)))
+	got := rec.wait(t, `"hi"`)
+	if !strings.HasPrefix(got.msg, `{"jsonrpc":"2.0","id":"c-1","result":`) || got.route != `"c-1"` || got.droppable {
+		t.Errorf("answer %+v", got)
+	}
+	s.HandleClient(context.Background(), msg(t, callText("2", "rpcerror", "")))
+	if e := rec.wait(t, "tiny refuses"); !strings.Contains(e.msg, `"id":2,"error":{"code":-32099`) {
+		t.Errorf("error answer %+v", e)
+	}
+	res, err := s.Request(context.Background(), "tools/list", nil)
+	if err != nil || !strings.Contains(string(res), `"echo"`) {
+		t.Errorf("own request: %s %v", res, err)
+	}
+	if _, err := s.Request(context.Background(), "nope/nope", nil); err == nil || !strings.Contains(err.Error(), "Method not found") {
+		t.Errorf("own failing request: %v", err)
+	}
+}
+
+// TestSessionRestart: a server that dies fails what is in flight with a
+// reason naming it, comes back with the client's handshake and session
+// state replayed, and the client is told its tools may have changed.
+func TestSessionRestart(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	changed := make(chan struct{}, 4)
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{ToolsChanged: func(context.Context, *Session) { changed <- struct{}{} }})
+	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","id":"l","method":"logging/setLevel","params":{"level":"debug"}}`))
+	rec.wait(t, `"id":"l"`)
+	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","id":"s","method":"resources/subscribe","params":{"uri":"file:///a"}}`))
+	rec.wait(t, `"id":"s"`)
+	s.HandleClient(context.Background(), msg(t, callText("10", "pid", "")))
+	before := rec.wait(t, `"id":10`)
+	s.HandleClient(context.Background(), msg(t, callText("11", "crash", "")))
+	crashed := rec.wait(t, `"id":11`)
+	if !strings.Contains(crashed.msg, `failed while the request was in flight`) || !strings.Contains(crashed.msg, "crashing on purpose") {
+		t.Errorf("crash answer %s", crashed.msg)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ToolsChanged after the restart")
+	}
+	rec.wait(t, "notifications/tools/list_changed")
+	s.HandleClient(context.Background(), msg(t, callText("12", "pid", "")))
+	after := rec.wait(t, `"id":12`)
+	if before.msg == strings.Replace(after.msg, `"id":12`, `"id":10`, 1) {
+		t.Error("the server process did not change")
+	}
+	s.HandleClient(context.Background(), msg(t, callText("13", "state", "")))
+	if st := rec.wait(t, `"id":13`); !strings.Contains(st.msg, `debug|file:///a`) {
+		t.Errorf("state after restart %s, want the log level and subscription replayed", st.msg)
+	}
+}
+
+// TestSessionRestarting: while the server is down, requests fail at once
+// with "restarting" rather than wait.
+func TestSessionRestarting(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	fail := filepath.Join(t.TempDir(), "fail")
+	s := startSession(t, tinyConfig("tiny", "TG_TINY_FAIL_IF="+fail), rec, Hooks{})
+	// From now on the server refuses to start again.
+	if err := os.WriteFile(fail, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.HandleClient(context.Background(), msg(t, callText("1", "crash", "")))
+	rec.wait(t, `"id":1`)
+	s.HandleClient(context.Background(), msg(t, callText("2", "echo", "")))
+	if m := rec.wait(t, `"id":2`); !strings.Contains(m.msg, "restarting after a failure") {
+		t.Errorf("while down: %s", m.msg)
+	}
+}
+
+// TestSessionTimeout: a request the server does not answer in time fails
+// with the bound, and the server is told to cancel it under its own id.
+func TestSessionTimeout(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	cfg := tinyConfig("tiny")
+	cfg.TimeoutFor = map[string]time.Duration{"hang": 50 * time.Millisecond}
+	s := startSession(t, cfg, rec, Hooks{})
+	s.HandleClient(context.Background(), msg(t, callText("1", "hang", "")))
+	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "did not answer tools/call within 50ms") {
+		t.Errorf("timeout answer %s", m.msg)
+	}
+	waitCancelled(t, s, rec, "2")
+}
+
+// waitCancelled polls the tiny server until it recorded a cancellation.
+func waitCancelled(t *testing.T, s *Session, rec *recorder, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 100; ; n++ {
+		cid := "9" + string(jsonrpc.IntID(int64(n)))
+		s.HandleClient(context.Background(), msg(t, callText(cid, "cancelled", "")))
+		if m := rec.wait(t, `"id":`+cid+`,`); strings.Contains(m.msg, `"text":"`+id) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server was never told to cancel request %s", id)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestClientCancels: the client's notifications/cancelled (or its request
+// context ending) stops the wait and tells the server under its own id.
+func TestClientCancels(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s.HandleClient(context.Background(), msg(t, callText(`"h"`, "hang", "")))
+	waitFor(t, "the call to be pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.byClientID) == 1 })
+	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"h"}}`))
+	if m := rec.wait(t, `"id":"h"`); !strings.Contains(m.msg, "canceled") {
+		t.Errorf("cancelled call answered %s", m.msg)
+	}
+	waitCancelled(t, s, rec, "2")
+	ctx, cancel := context.WithCancel(context.Background())
+	s.HandleClient(ctx, msg(t, callText(`"g"`, "hang", "")))
+	waitFor(t, "the second call to be pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.byClientID) == 1 })
+	cancel()
+	rec.wait(t, `"id":"g"`)
+}
+
+// TestCloseFailsInFlight: closing the session answers what waits and
+// stops the server.
+func TestCloseFailsInFlight(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s.HandleClient(context.Background(), msg(t, callText("1", "hang", "")))
+	waitFor(t, "the call to be pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.pending) == 1 })
+	s.Close()
+	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "was closed") {
+		t.Errorf("%s", m.msg)
+	}
+	if _, err := s.Request(context.Background(), "tools/list", nil); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("request after close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestServerRequestsAndProgress: a server's request reaches the client
+// under an id of the relay's and its answer goes back under the server's;
+// progress finds the request that owns its token; a server withdrawing
+// its request is mapped too.
+func TestServerRequestsAndProgress(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	var s *Session
+	rec.onRequest = func(m *jsonrpc.Message) {
+		// Answer once the server withdrew the request (it still waits).
+		for deadline := time.Now().Add(5 * time.Second); !rec.has("notifications/cancelled") && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		s.HandleClient(context.Background(), &jsonrpc.Message{ID: m.ID, Result: []byte(`{"model":"m"}`)})
+	}
+	s = startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"tok"}}}`))
+	if p := rec.wait(t, "notifications/progress"); p.route != `"p"` || !p.droppable || !strings.Contains(p.msg, `"progressToken":"tok"`) {
+		t.Errorf("progress %+v", p)
+	}
+	s.HandleClient(context.Background(), msg(t, callText(`"a"`, "ask", `{"withdraw":true}`)))
+	req := rec.wait(t, "sampling/createMessage")
+	// (stdio cannot tell which request caused it: no route.)
+	if strings.Contains(req.msg, `"s1"`) {
+		t.Errorf("server request reached the client as %+v", req)
+	}
+	if c := rec.wait(t, "notifications/cancelled"); strings.Contains(c.msg, `"s1"`) {
+		t.Errorf("withdrawal not mapped: %s", c.msg)
+	}
+	if m := rec.wait(t, `"id":"a"`); !strings.Contains(m.msg, `client said {\"model\":\"m\"}`) {
+		t.Errorf("answer %s", m.msg)
+	}
+	// A response to nothing is dropped.
+	s.HandleClient(context.Background(), &jsonrpc.Message{ID: []byte("424242"), Result: []byte(`{}`)})
+}
+
+// TestMalformedServerOutput: a line that is not JSON-RPC, or an answer to
+// no request, is skipped; the session carries on.
+func TestMalformedServerOutput(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s.HandleClient(context.Background(), msg(t, callText("1", "garbage", "")))
+	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "after garbage") {
+		t.Errorf("%s", m.msg)
+	}
+}
+
+// TestOversizedMessage: a server message past max_output ends the
+// connection as a protocol failure naming the bound.
+func TestOversizedMessage(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	cfg := tinyConfig("tiny")
+	cfg.MaxMessage = 4096
+	s := startSession(t, cfg, rec, Hooks{})
+	s.HandleClient(context.Background(), msg(t, callText("1", "big", `{"n":100000}`)))
+	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "longer than 4096 bytes") {
+		t.Errorf("%s", m.msg)
+	}
+}
+
+// TestListChangedHook: a server's list_changed runs the hook before the
+// client hears of it.
+func TestListChangedHook(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	ran := make(chan struct{}, 1)
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{ToolsChanged: func(context.Context, *Session) { ran <- struct{}{} }})
+	s.HandleClient(context.Background(), msg(t, callText("1", "changed", "")))
+	rec.wait(t, "notifications/tools/list_changed")
+	select {
+	case <-ran:
+	default:
+		t.Error("the client heard of the change before the hook ran")
+	}
+	plain := newRecorder()
+	p := startSession(t, tinyConfig("tiny"), plain, Hooks{})
+	p.HandleClient(context.Background(), msg(t, callText("1", "changed", "")))
+	plain.wait(t, "notifications/tools/list_changed")
+}
+
+func TestSessionDialFails(t *testing.T) {
+	t.Parallel()
+	if _, err := NewSession(context.Background(), &Config{ID: "x"}, newRecorder(), Hooks{}); err == nil || !strings.Contains(err.Error(), "neither command nor url") {
+		t.Errorf("%v", err)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

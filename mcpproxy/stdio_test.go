@@ -1,0 +1,123 @@
+package mcpproxy
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func dialTiny(t *testing.T, env ...string) *stdioConn {
+	t.Helper()
+	c, err := dialStdio(tinyConfig("tiny", env...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func recvLine(t *testing.T, c Conn) string {
+	t.Helper()
+	select {
+	case in, ok := <-c.Recv():
+		if !ok {
+			t.Fatalf("connection ended: %v", c.Err())
+		}
+		return string(in.Msg)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no message from the server")
+	}
+	return ""
+}
+
+// TestStdioRoundTrip: one line a message, both ways; a client message
+// holding line breaks is compacted so it stays one line.
+func TestStdioRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := dialTiny(t)
+	pretty := "{\"jsonrpc\": \"2.0\",\n \"id\": 1,\n \"method\": \"tools/call\",\n \"params\": {\"name\": \"echo\", \"arguments\": {\"text\": \"a\\nb\"}}\n}"
+	if err := c.Send(context.Background(), []byte(pretty), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := recvLine(t, c); !strings.Contains(got, `"text":"a\nb"`) {
+		t.Errorf("answer %s", got)
+	}
+	c.SetProtocolVersion("2025-11-25")
+}
+
+// TestStdioExit: a server that exits ends the connection with its exit
+// status and the last line of its stderr; writes fail after.
+func TestStdioExit(t *testing.T) {
+	t.Parallel()
+	c := dialTiny(t)
+	_ = c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crash"}}`), []byte("1"))
+	<-c.Done()
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "crashing on purpose") {
+		t.Errorf("exit error %v", err)
+	}
+	if err := c.Send(context.Background(), []byte(`{}`), nil); err == nil {
+		t.Error("write to an exited server succeeded")
+	}
+}
+
+// TestStdioStopsReading: a server that stops reading its stdin cannot hold
+// a writer past the write bound: it is stopped.
+func TestStdioStopsReading(t *testing.T) {
+	t.Parallel()
+	cfg := tinyConfig("tiny", "TG_TINY_NOREAD=1")
+	cfg.Timeout = 100 * time.Millisecond
+	c, err := dialStdio(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	big := []byte(`{"jsonrpc":"2.0","method":"x","params":"` + strings.Repeat("y", 1<<20) + `"}`)
+	err = c.Send(context.Background(), big, nil)
+	if err == nil || !strings.Contains(err.Error(), "stopped reading its input") {
+		t.Fatalf("write to a stuck server: %v", err)
+	}
+	<-c.Done()
+}
+
+// TestStdioCloseKills: a server that outlives its stdin is terminated,
+// and its process group with it; Close returns once it is reaped.
+func TestStdioCloseKills(t *testing.T) {
+	t.Parallel()
+	c := dialTiny(t, "TG_TINY_IGNORE_EOF=1")
+	pid := c.cmd.Process.Pid
+	start := time.Now()
+	c.Close()
+	if d := time.Since(start); d < stdioKillGrace {
+		t.Errorf("closed after %v, before the grace period", d)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process %d still there: %v", pid, err)
+	}
+	if !strings.Contains(c.Err().Error(), "signal: terminated") {
+		t.Errorf("err %v", c.Err())
+	}
+}
+
+func TestStderrNote(t *testing.T) {
+	t.Parallel()
+	c := &stdioConn{cfg: &Config{ID: "x"}}
+	if c.stderrNote() != "" {
+		t.Error("note without stderr")
+	}
+	r, w, _ := os.Pipe()
+	go func() {
+		w.WriteString("first\n" + strings.Repeat("z", 600) + "\nlast words\n")
+		w.Close()
+	}()
+	c.readStderr(r)
+	if n := c.stderrNote(); n != " (stderr: last words)" {
+		t.Errorf("note %q", n)
+	}
+	if trimLine([]byte("a \r\n")) == nil || string(trimLine([]byte("a \r\n"))) != "a" {
+		t.Error("trimLine")
+	}
+}
