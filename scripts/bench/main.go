@@ -51,6 +51,7 @@ func main() {
 	eras := flag.String("eras", eraSession+","+eraStateless, "client protocol eras, comma-separated")
 	fsync := flag.String("fsync", "always", "gateway.audit.fsync of the bench workspace")
 	profile := flag.String("profile", "", "write a CPU profile of toolgate under load to this file")
+	baseline := flag.String("baseline", "", "a second toolgate binary (say, main's) measured in the same interleaved rounds, for before/after ratios")
 	var gateEnv envList
 	flag.Var(&gateEnv, "toolgate-env", "KEY=VALUE added to toolgate's environment (repeatable; e.g. GODEBUG, GOGC)")
 	flag.Parse()
@@ -92,9 +93,14 @@ func main() {
 	if *bin, err = filepath.Abs(*bin); err != nil {
 		fatalf("%v", err)
 	}
+	if *baseline != "" {
+		if *baseline, err = filepath.Abs(*baseline); err != nil {
+			fatalf("%v", err)
+		}
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 128 // every worker keeps its connection
-	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv}
+	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv, baseBin: *baseline}
 	echo, url := startEchoHTTP(self)
 	defer func() { _ = echo.Process.Kill(); _ = echo.Wait() }()
 	b.echoURL, b.echoPID = url, echo.Process.Pid
@@ -121,6 +127,10 @@ type bench struct {
 	gate    *gate
 	hc      *http.Client
 	maxRSS  int64
+	// baseBin, when set, is measured beside bin in every round (baseGate).
+	baseBin  string
+	baseGate *gate
+	baseRSS  int64
 }
 
 // configs of one era, in the order they are measured and printed.
@@ -129,10 +139,15 @@ const (
 	gateHTTP
 	directStdio
 	gateStdio
+	baseHTTP  // the baseline toolgate (-baseline), when given
+	baseStdio //
 	nConfigs
 )
 
-var configNames = [nConfigs]string{"direct HTTP", "toolgate → HTTP", "direct stdio", "toolgate → stdio"}
+var configNames = [nConfigs]string{"direct HTTP", "toolgate → HTTP", "direct stdio", "toolgate → stdio", "baseline → HTTP", "baseline → stdio"}
+
+// gated reports whether configuration c goes through a toolgate.
+func gated(c int) bool { return c != directHTTP && c != directStdio }
 
 // eraRun is one era's clients and what they measured.
 type eraRun struct {
@@ -140,10 +155,10 @@ type eraRun struct {
 	clients [nConfigs][]*client.Client
 	// server lists the downstream's processes per configuration: toolgate
 	// may run one stdio server per client session.
-	server           [nConfigs]func() []int
-	pack             *client.Client
-	res              [nConfigs][2]phase // [config][c1, c16]
-	packRes, execRes phase
+	server                     [nConfigs]func() []int
+	pack, basePack             *client.Client
+	res                        [nConfigs][2]phase // [config][c1, c16]
+	packRes, execRes, basePRes phase
 }
 
 // writeWorkspace writes the bench workspace into dir and returns its path.
@@ -163,6 +178,10 @@ func (b *bench) run(eras []string, rounds int) {
 	ws := b.writeWorkspace(filepath.Join(b.tmp, "load"), 64)
 	b.gate = startToolgate(b.bin, ws, b.gateEnv...)
 	defer b.gate.stop()
+	if b.baseBin != "" {
+		b.baseGate = startToolgate(b.baseBin, b.writeWorkspace(filepath.Join(b.tmp, "baseline"), 64), b.gateEnv...)
+		defer b.baseGate.stop()
+	}
 
 	runs := make([]*eraRun, len(eras))
 	for i, era := range eras {
@@ -170,16 +189,24 @@ func (b *bench) run(eras []string, rounds int) {
 	}
 	fmt.Printf("toolgate %s %s, fsync: %s; %d rounds × %d calls per configuration and concurrency; load %s\n",
 		b.bin, strings.Join(b.gateEnv, " "), b.fsync, rounds, b.calls, loadavg())
+	if b.baseGate != nil {
+		fmt.Printf("baseline %s, measured in the same rounds\n", b.baseBin)
+	}
 	for r := range rounds {
 		for _, er := range runs {
 			for ci, conc := range []int{1, 16} {
-				for _, pair := range [][2]int{{directHTTP, gateHTTP}, {directStdio, gateStdio}} {
-					for _, c := range pair {
-						er.res[c][ci].add(b.phase(er, c, conc, b.calls))
+				for _, group := range [][]int{{directHTTP, gateHTTP, baseHTTP}, {directStdio, gateStdio, baseStdio}} {
+					for _, c := range group {
+						if er.clients[c] != nil {
+							er.res[c][ci].add(b.phase(er, c, conc, b.calls))
+						}
 					}
 				}
 			}
-			er.packRes.add(b.packPhase(er))
+			er.packRes.add(b.packPhase(er.pack, b.gate))
+			if b.baseGate != nil {
+				er.basePRes.add(b.packPhase(er.basePack, b.baseGate))
+			}
 			er.execRes.add(execPhase(b.packCalls))
 		}
 		fmt.Fprintf(os.Stderr, "round %d/%d done (load %s)\n", r+1, rounds, loadavg())
@@ -188,6 +215,9 @@ func (b *bench) run(eras []string, rounds int) {
 		b.report(er)
 	}
 	fmt.Printf("toolgate RSS, highest after a phase: %.1f MB\n", float64(b.maxRSS)/1024)
+	if b.baseGate != nil {
+		fmt.Printf("baseline RSS, highest after a phase: %.1f MB\n", float64(b.baseRSS)/1024)
+	}
 	for _, er := range runs {
 		for _, cls := range er.clients {
 			for _, cl := range cls {
@@ -195,6 +225,9 @@ func (b *bench) run(eras []string, rounds int) {
 			}
 		}
 		er.pack.Close()
+		if er.basePack != nil {
+			er.basePack.Close()
+		}
 	}
 }
 
@@ -204,7 +237,11 @@ func (b *bench) run(eras []string, rounds int) {
 // server), so worker w of every configuration has a peer of its own.
 func (b *bench) open(era string) *eraRun {
 	er := &eraRun{era: era}
-	for c, url := range map[int]string{directHTTP: b.echoURL, gateHTTP: b.gate.base + "/mcp/echohttp", gateStdio: b.gate.base + "/mcp/echostdio"} {
+	urls := map[int]string{directHTTP: b.echoURL, gateHTTP: b.gate.base + "/mcp/echohttp", gateStdio: b.gate.base + "/mcp/echostdio"}
+	if b.baseGate != nil {
+		urls[baseHTTP], urls[baseStdio] = b.baseGate.base+"/mcp/echohttp", b.baseGate.base+"/mcp/echostdio"
+	}
+	for c, url := range urls {
 		token := benchToken
 		if c == directHTTP {
 			token = ""
@@ -220,6 +257,11 @@ func (b *bench) open(era string) *eraRun {
 		stdioPIDs = append(stdioPIDs, pid)
 	}
 	er.pack = openHTTP(b.gate.base+"/mcp/bench", benchToken, era, b.hc)
+	packs := []*client.Client{er.pack}
+	if b.baseGate != nil {
+		er.basePack = openHTTP(b.baseGate.base+"/mcp/bench", benchToken, era, b.hc)
+		packs = append(packs, er.basePack)
+	}
 	for _, cls := range er.clients {
 		for _, cl := range cls {
 			for range 20 {
@@ -229,22 +271,29 @@ func (b *bench) open(era string) *eraRun {
 			}
 		}
 	}
-	for range 20 {
-		if err := echoCall(er.pack); err != nil {
-			fatalf("warm-up pack (%s): %v", era, err)
+	for _, pk := range packs {
+		for range 20 {
+			if err := echoCall(pk); err != nil {
+				fatalf("warm-up pack (%s): %v", era, err)
+			}
 		}
 	}
-	gatePID := b.gate.pid
-	toolgateStdio := func() []int {
-		pids, err := findDescendants(gatePID, "echo-stdio", time.Now().Add(10*time.Second))
-		if err != nil {
-			fatalf("%v", err)
+	stdioOf := func(g *gate) func() []int {
+		f := func() []int {
+			pids, err := findDescendants(g.pid, "echo-stdio", time.Now().Add(10*time.Second))
+			if err != nil {
+				fatalf("%v", err)
+			}
+			return pids
 		}
-		return pids
+		f()
+		return f
 	}
-	toolgateStdio()
 	fixed := func(pids ...int) func() []int { return func() []int { return pids } }
-	er.server = [nConfigs]func() []int{directHTTP: fixed(b.echoPID), gateHTTP: fixed(b.echoPID), directStdio: fixed(stdioPIDs...), gateStdio: toolgateStdio}
+	er.server = [nConfigs]func() []int{directHTTP: fixed(b.echoPID), gateHTTP: fixed(b.echoPID), directStdio: fixed(stdioPIDs...), gateStdio: stdioOf(b.gate)}
+	if b.baseGate != nil {
+		er.server[baseHTTP], er.server[baseStdio] = fixed(b.echoPID), stdioOf(b.baseGate)
+	}
 	return er
 }
 
@@ -252,19 +301,25 @@ func (b *bench) open(era string) *eraRun {
 func (b *bench) phase(er *eraRun, c, conc, n int) phase {
 	cls := er.clients[c]
 	gatePID := 0
-	if c == gateHTTP || c == gateStdio {
+	switch c {
+	case gateHTTP, gateStdio:
 		gatePID = b.gate.pid
+	case baseHTTP, baseStdio:
+		gatePID = b.baseGate.pid
 	}
 	p := runPhase(conc, n, gatePID, er.server[c](), func(w int) error { return echoCall(cls[w%len(cls)]) })
-	if gatePID != 0 {
+	switch c {
+	case gateHTTP, gateStdio:
 		b.maxRSS = max(b.maxRSS, rssKB(gatePID))
+	case baseHTTP, baseStdio:
+		b.baseRSS = max(b.baseRSS, rssKB(gatePID))
 	}
 	return p
 }
 
-// packPhase runs the pack command through toolgate, one call at a time.
-func (b *bench) packPhase(er *eraRun) phase {
-	return runPhase(1, b.packCalls, b.gate.pid, nil, func(int) error { return echoCall(er.pack) })
+// packPhase runs the pack command through g, one call at a time.
+func (b *bench) packPhase(cl *client.Client, g *gate) phase {
+	return runPhase(1, b.packCalls, g.pid, nil, func(int) error { return echoCall(cl) })
 }
 
 // execPhase runs the pack's command directly, as bare exec, n times; its

@@ -28,12 +28,14 @@ func (b *bench) report(er *eraRun) {
 	fmt.Printf("%-17s | %44s | %44s | %s\n", "", "c=1", "c=16", "all calls")
 	fmt.Printf("%-17s |%s |%s | %8s %8s %8s\n", "configuration", phaseHeader, phaseHeader, "toolgate", "server", "client")
 	for c := range nConfigs {
+		if er.clients[c] == nil {
+			continue
+		}
 		var all phase
 		all.add(er.res[c][0])
 		all.add(er.res[c][1])
-		gated := c == gateHTTP || c == gateStdio
-		fmt.Printf("%-17s |%s |%s | %8s %8.0f %8.0f\n", configNames[c], phaseCols(&er.res[c][0], gated), phaseCols(&er.res[c][1], gated),
-			cpuCol(&all, gated), all.perCall(all.server), all.perCall(all.client))
+		fmt.Printf("%-17s |%s |%s | %8s %8.0f %8.0f\n", configNames[c], phaseCols(&er.res[c][0], gated(c)), phaseCols(&er.res[c][1], gated(c)),
+			cpuCol(&all, gated(c)), all.perCall(all.server), all.perCall(all.client))
 	}
 	fmt.Println("  (latency in µs; CPU in µs per call: toolgate's own, the echo server's, the bench client's)")
 	p, x := &er.packRes, &er.execRes
@@ -60,6 +62,29 @@ func (b *bench) report(er *eraRun) {
 		check(fmt.Sprintf("p50 added at c1 (%s), µs", t.kind), us(er.res[t.through][0].quantile(.5))-us(er.res[t.direct][0].quantile(.5)), "≤", targetP50Added, "")
 	}
 	check("pack call p50 ÷ bare exec p50", us(p.quantile(.5))/us(x.quantile(.5)), "≤", targetPack, "")
+	if b.baseGate == nil {
+		return
+	}
+	bp := &er.basePRes
+	fmt.Printf("%-17s | %8.0f %8.0f %10.0f | CPU µs/call: baseline %.0f + its children %.0f\n", "baseline pack", us(bp.quantile(.5)), us(bp.quantile(.99)), bp.rate(), bp.perCall(bp.gateSelf), bp.perCall(bp.gateChildren))
+	fmt.Printf("toolgate ÷ baseline, era %s (same rounds):\n", er.era)
+	for _, t := range []struct {
+		kind       string
+		gate, base int
+	}{{"HTTP", gateHTTP, baseHTTP}, {"stdio", gateStdio, baseStdio}} {
+		var g, bs phase
+		g.add(er.res[t.gate][0])
+		g.add(er.res[t.gate][1])
+		bs.add(er.res[t.base][0])
+		bs.add(er.res[t.base][1])
+		fmt.Printf("  %-52s %8.2f  [%.0f µs vs %.0f µs; c1 %.0f vs %.0f, c16 %.0f vs %.0f]\n", "toolgate CPU/call ("+t.kind+")", g.perCall(g.gateSelf)/bs.perCall(bs.gateSelf),
+			g.perCall(g.gateSelf), bs.perCall(bs.gateSelf), er.res[t.gate][0].perCall(er.res[t.gate][0].gateSelf), er.res[t.base][0].perCall(er.res[t.base][0].gateSelf),
+			er.res[t.gate][1].perCall(er.res[t.gate][1].gateSelf), er.res[t.base][1].perCall(er.res[t.base][1].gateSelf))
+		fmt.Printf("  %-52s %8.2f\n", "c16 calls/s ("+t.kind+")", er.res[t.gate][1].rate()/er.res[t.base][1].rate())
+		fmt.Printf("  %-52s %8.2f\n", "c1 p50 ("+t.kind+")", us(er.res[t.gate][0].quantile(.5))/us(er.res[t.base][0].quantile(.5)))
+	}
+	fmt.Printf("  %-52s %8.2f  [CPU incl. children %.0f µs vs %.0f µs]\n", "pack call p50", us(p.quantile(.5))/us(bp.quantile(.5)),
+		p.perCall(p.gateSelf+p.gateChildren), bp.perCall(bp.gateSelf+bp.gateChildren))
 }
 
 const phaseHeader = "  p50 µs   p99 µs  calls/s toolgate   server"
@@ -123,7 +148,7 @@ func (b *bench) profile(file string) {
 			b.phase(er, c, conc, 2*b.calls)
 		}
 	}
-	er.packRes = b.packPhase(er)
+	er.packRes = b.packPhase(er.pack, g)
 	for _, cls := range er.clients {
 		for _, cl := range cls {
 			cl.Close()
