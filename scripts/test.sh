@@ -26,8 +26,10 @@ fuzz ./grantcheck FuzzConstraint
 fuzz ./grantcheck FuzzFastSchema
 fuzz ./workspace FuzzParseTemplate
 fuzz ./strictjson FuzzDifferential
+fuzz ./strictjson FuzzDifferentialWithReference
 fuzz ./jsonrpc FuzzParseMessage
 FUZZTIME=${FUZZTIME_AUDIT:-3000x} fuzz ./audit FuzzReader
+fuzz ./audit FuzzAppendEvent
 fuzz ./packs FuzzRelBeneath
 fuzz ./packs FuzzCanonicalDecimal
 fuzz ./packs FuzzCheckJQ
