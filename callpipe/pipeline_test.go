@@ -148,8 +148,16 @@ func (r *fakeRun) Discard() {
 
 func (r *fakeRun) Execute(_ context.Context, decision audit.Event) Outcome {
 	if r.x.auditPath != "" {
+		// An approval's own event is written outside the broker's lock,
+		// so it may land after the decision: look the decision up by seq.
 		evs := readEvents(r.x.t, r.x.auditPath)
-		if len(evs) == 0 || evs[len(evs)-1].Seq != decision.Seq || evs[len(evs)-1].Decision != "allow" {
+		recorded := false
+		for _, ev := range evs {
+			if ev.Seq == decision.Seq && ev.Decision == "allow" && ev.Of == nil {
+				recorded = true
+			}
+		}
+		if !recorded {
 			r.x.t.Errorf("executing before the decision event (seq %d) is recorded; audit has %d events", decision.Seq, len(evs))
 		}
 	}
@@ -187,6 +195,22 @@ func readEvents(t *testing.T, path string) []audit.Event {
 		out = append(out, ev)
 	}
 	return out
+}
+
+// firstPending polls the broker (a condition with a deadline) until a
+// call waits for approval, and returns that request.
+func firstPending(t *testing.T, h *harness) approvals.Request {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if p := h.broker.Pending(); len(p) > 0 {
+			return p[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no call is waiting for approval")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func mustCall(t *testing.T, params string) *Call {
@@ -369,14 +393,7 @@ func TestPipelineOperatorApproves(t *testing.T) {
 	go func() {
 		done <- h.pipe.Call(context.Background(), Request{Agent: "bot", Provider: Command, Surface: "vault", Exec: x, Asker: asker, Call: call})
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(h.broker.Pending()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no pending approval")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	p := h.broker.Pending()[0]
+	p := firstPending(t, h)
 	if !strings.Contains(string(p.Arguments), "gold") || strings.Join(p.Argv, " ") != "echo stash" {
 		t.Fatalf("approver is shown %s %v", p.Arguments, p.Argv)
 	}
@@ -391,10 +408,7 @@ func TestPipelineOperatorApproves(t *testing.T) {
 	go func() {
 		done <- h.pipe.Call(context.Background(), Request{Agent: "bot", Provider: Command, Surface: "vault", Exec: x, Call: call})
 	}()
-	for len(h.broker.Pending()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	if _, err := h.broker.Deny(h.broker.Pending()[0].ID, approvals.ByOperator, "not s3cret enough"); err != nil {
+	if _, err := h.broker.Deny(firstPending(t, h).ID, approvals.ByOperator, "not s3cret enough"); err != nil {
 		t.Fatal(err)
 	}
 	text, isErr := resultText(t, <-done)
@@ -426,9 +440,7 @@ func TestPipelineCancelledWait(t *testing.T) {
 		done <- h.pipe.Call(ctx, Request{Agent: "bot", Provider: Command, Surface: "vault", Exec: x,
 			Call: mustCall(t, `{"name":"stash","arguments":{"item":"gold"}}`)})
 	}()
-	for len(h.broker.Pending()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	firstPending(t, h)
 	cancel()
 	select {
 	case res := <-done:

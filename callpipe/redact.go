@@ -3,11 +3,8 @@ package callpipe
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/strictjson"
 )
@@ -118,7 +115,7 @@ func escapedCredential(red Redactor, b []byte) bool {
 		}
 		if escaped {
 			var ok bool
-			if buf, ok = unescape(buf[:0], b[i+1:j]); !ok {
+			if buf, ok = strictjson.AppendUnquote(buf[:0], b[i+1:j]); !ok {
 				return true
 			}
 			if s := string(buf); red.Redact(s) != s {
@@ -128,79 +125,6 @@ func escapedCredential(red Redactor, b []byte) bool {
 		i = j
 	}
 	return false
-}
-
-// unescape appends the value of the JSON string body lit to dst.
-func unescape(dst, lit []byte) ([]byte, bool) {
-	dst = slices.Grow(dst, len(lit))
-	for i := 0; i < len(lit); i++ {
-		if k := bytes.IndexByte(lit[i:], '\\'); k != 0 {
-			if k < 0 {
-				return append(dst, lit[i:]...), true
-			}
-			dst = append(dst, lit[i:i+k]...)
-			i += k
-		}
-		if i+1 >= len(lit) {
-			return dst, false
-		}
-		i++
-		switch lit[i] {
-		case '"', '\\', '/':
-			dst = append(dst, lit[i])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, ok := hex4(lit[i+1:])
-			if !ok {
-				return dst, false
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if i+6 < len(lit) && lit[i+1] == '\\' && lit[i+2] == 'u' {
-					if r2, ok := hex4(lit[i+3:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							r = d
-							i += 6
-						}
-					}
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
-		default:
-			return dst, false
-		}
-	}
-	return dst, true
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 func redactValue(red Redactor, v any, changed *bool) any {

@@ -59,7 +59,7 @@ func compileConstraint(c *workspace.Constraint, wsDir string) (*constraint, erro
 		if !filepath.IsAbs(root) {
 			root = filepath.Join(wsDir, root)
 		}
-		r, err := resolvePath(root)
+		r, err := ResolvePath(root)
 		if err != nil {
 			return nil, fmt.Errorf("parameter %q: path_within %q cannot be resolved: %v", c.Param, c.PathWithin, err)
 		}
@@ -138,7 +138,7 @@ func (k *constraint) checkWithin(s, baseDir string) error {
 	if !filepath.IsAbs(p) {
 		p = baseDir + string(filepath.Separator) + p
 	}
-	r, err := resolvePath(p)
+	r, err := ResolvePath(p)
 	if err != nil {
 		return fmt.Errorf("parameter %q: %s cannot be resolved: %v", k.param, show(s), err)
 	}

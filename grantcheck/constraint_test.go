@@ -238,11 +238,11 @@ func TestResolvePath(t *testing.T) {
 		root + "/../../../../../../../../": "/",
 	}
 	for in, want := range tests {
-		if got, err := resolvePath(in); err != nil || got != want {
-			t.Errorf("resolvePath(%q) = %q, %v; want %q", in, got, err, want)
+		if got, err := ResolvePath(in); err != nil || got != want {
+			t.Errorf("ResolvePath(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := resolvePath("relative"); err == nil {
+	if _, err := ResolvePath("relative"); err == nil {
 		t.Error("resolvePath accepted a relative path")
 	}
 	for _, c := range []struct {
@@ -284,9 +284,9 @@ func FuzzConstraint(f *testing.F) {
 		pk := &constraint{param: "p", within: root, withinAsWritten: root, maxLen: -1}
 		err = pk.check(map[string]any{"p": path}, root)
 		if err == nil {
-			r, rerr := resolvePath(root + "/" + path)
+			r, rerr := ResolvePath(root + "/" + path)
 			if filepath.IsAbs(path) {
-				r, rerr = resolvePath(path)
+				r, rerr = ResolvePath(path)
 			}
 			if rerr != nil || !within(r, root) {
 				t.Fatalf("path %q passed path_within %s but resolves to %q (%v)", path, root, r, rerr)

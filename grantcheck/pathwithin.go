@@ -14,14 +14,14 @@ import (
 // kernel does (ELOOP).
 const maxLinks = 40
 
-// resolvePath turns an absolute path into the path the operating system
+// ResolvePath turns an absolute path into the path the operating system
 // would reach: component by component, following every symlink that exists,
 // applying ".." to the resolved directory (so link/.. is the parent of the
 // link's target, not of the link). Components that do not exist yet are
 // taken literally — a command may create them, and a directory it creates
 // is not a symlink. This is "clean, then resolve the longest existing
 // prefix" without the trap of cleaning ".." lexically before resolving.
-func resolvePath(path string) (string, error) {
+func ResolvePath(path string) (string, error) {
 	if !filepath.IsAbs(path) {
 		return "", fmt.Errorf("%q is not absolute", path)
 	}

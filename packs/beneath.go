@@ -3,11 +3,8 @@ package packs
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"github.com/toolgate/toolgate/grantcheck"
 	"strings"
-	"syscall"
 )
 
 // Opening a path_within argument (DESIGN §6). Trust boundary: the path
@@ -16,69 +13,15 @@ import (
 // opened beneath the root, never a name the command resolves itself, so a
 // symlink swapped in after the decision changes nothing.
 
-// maxResolveLinks bounds the symlinks followed resolving one path (as the
-// kernel does, ELOOP).
-const maxResolveLinks = 40
-
 // errNotBeneath is the refusal for a path that leads outside its root.
 var errNotBeneath = errors.New("is not within the directory the grant allows")
-
-// physicalPath turns an absolute path into the path the operating system
-// reaches: component by component, following every symlink that exists and
-// applying ".." to the resolved directory. Components that do not exist are
-// kept literally (an output file may not exist yet). It is the same walk
-// the grant checker does, so both agree on what a name means; the opener
-// then lets the kernel hold it to the root.
-func physicalPath(path string) (string, error) {
-	if !filepath.IsAbs(path) {
-		return "", fmt.Errorf("%q is not absolute", path)
-	}
-	dest, rest, links := "/", path, 0
-	for rest != "" {
-		var comp string
-		comp, rest, _ = strings.Cut(rest, "/")
-		switch comp {
-		case "", ".":
-			continue
-		case "..":
-			dest = filepath.Dir(dest)
-			continue
-		}
-		next := filepath.Join(dest, comp)
-		fi, err := os.Lstat(next)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-			dest = next
-			continue
-		case err != nil:
-			return "", err
-		case fi.Mode()&fs.ModeSymlink == 0:
-			dest = next
-			continue
-		}
-		if links++; links > maxResolveLinks {
-			return "", errors.New("too many levels of symbolic links")
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", err
-		}
-		if filepath.IsAbs(target) {
-			dest = "/"
-		}
-		if rest == "" {
-			rest = target
-		} else {
-			rest = target + "/" + rest
-		}
-	}
-	return dest, nil
-}
 
 // relBeneath resolves path and returns it relative to root ("." for root
 // itself), or errNotBeneath. root must be absolute and resolved.
 func relBeneath(root, path string) (string, error) {
-	p, err := physicalPath(path)
+	// The same walk the grant checker does, so both agree on what a name
+	// means; the opener then lets the kernel hold it to the root.
+	p, err := grantcheck.ResolvePath(path)
 	if err != nil {
 		return "", err
 	}

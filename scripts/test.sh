@@ -27,6 +27,7 @@ fuzz ./grantcheck FuzzFastSchema
 fuzz ./workspace FuzzParseTemplate
 fuzz ./strictjson FuzzDifferential
 fuzz ./strictjson FuzzDifferentialWithReference
+fuzz ./strictjson FuzzAppendUnquote
 fuzz ./jsonrpc FuzzParseMessage
 FUZZTIME=${FUZZTIME_AUDIT:-3000x} fuzz ./audit FuzzReader
 fuzz ./audit FuzzAppendEvent

@@ -57,7 +57,7 @@ func compareWithReference(t *testing.T, data []byte) {
 	same("Valid", nil, nil, Valid(data), refValid(data))
 	m, err := Members(data)
 	rm, rerr := refMembers(data)
-	same("Members", members(m), members(rm), err, rerr)
+	same("Members", nonEmpty(m), nonEmpty(rm), err, rerr)
 	for _, key := range []string{"a", "params", "k3", "\u212a"} {
 		v, found, err := Lookup(data, key)
 		var rv []byte
@@ -77,14 +77,14 @@ func compareWithReference(t *testing.T, data []byte) {
 	}
 	m, err = LaxMembers(data)
 	rm, rerr = refLaxMembers(data)
-	same("LaxMembers", members(m), members(rm), err, rerr)
+	same("LaxMembers", nonEmpty(m), nonEmpty(rm), err, rerr)
 	m, err = ScanMembers(data)
 	rm, rerr = refScanMembers(data)
-	same("ScanMembers", members(m), members(rm), err, rerr)
+	same("ScanMembers", nonEmpty(m), nonEmpty(rm), err, rerr)
 }
 
-// members makes Members' results comparable whether empty or nil.
-func members(ms []Member) []Member {
+// nonEmpty makes Members' results comparable whether empty or nil.
+func nonEmpty(ms []Member) []Member {
 	if len(ms) == 0 {
 		return nil
 	}

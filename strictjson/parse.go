@@ -83,25 +83,7 @@ func ParseObject(data []byte) (map[string]any, error) {
 // Members splits a JSON object into its members in written order, each
 // value checked under the strict rules but kept as raw bytes. Duplicate
 // and case-variant keys are refused at every depth.
-func Members(data []byte) ([]Member, error) {
-	p := parser{data: data}
-	p.skipSpace()
-	if p.i >= len(p.data) || p.data[p.i] != '{' {
-		return nil, p.errorf("expected a JSON object")
-	}
-	out := make([]Member, 0, 8)
-	err := p.object(0, func(key []byte, start, end int) {
-		out = append(out, Member{Key: string(key), Value: data[start:end]})
-	})
-	if err != nil {
-		return nil, err
-	}
-	p.skipSpace()
-	if p.i != len(p.data) {
-		return nil, p.errorf("unexpected data after the JSON value")
-	}
-	return out, nil
-}
+func Members(data []byte) ([]Member, error) { return members(&parser{data: data}) }
 
 // Lookup returns the value of the member key of the JSON object data,
 // with the whole object checked under the strict rules as Members checks
@@ -144,14 +126,18 @@ func LaxMembers(data []byte) ([]Member, error) { return laxMembers(data, false) 
 func ScanMembers(data []byte) ([]Member, error) { return laxMembers(data, true) }
 
 func laxMembers(data []byte, anyKeys bool) ([]Member, error) {
-	p := parser{data: data, lax: true, laxKeys: anyKeys}
+	return members(&parser{data: data, lax: true, laxKeys: anyKeys})
+}
+
+// members splits the object p reads into its members.
+func members(p *parser) ([]Member, error) {
 	p.skipSpace()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
 		return nil, p.errorf("expected a JSON object")
 	}
 	out := make([]Member, 0, 8)
 	err := p.object(0, func(key []byte, start, end int) {
-		out = append(out, Member{Key: string(key), Value: data[start:end]})
+		out = append(out, Member{Key: string(key), Value: p.data[start:end]})
 	})
 	if err != nil {
 		return nil, err
@@ -663,11 +649,20 @@ func (p *parser) str(strict bool) (string, error) {
 }
 
 func (p *parser) hex4() (rune, bool) {
-	if len(p.data)-p.i < 4 {
+	r, ok := hex4(p.data[p.i:])
+	if ok {
+		p.i += 4
+	}
+	return r, ok
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
 		return 0, false
 	}
 	var r rune
-	for _, c := range p.data[p.i : p.i+4] {
+	for _, c := range b[:4] {
 		r <<= 4
 		switch {
 		case c >= '0' && c <= '9':
@@ -680,7 +675,6 @@ func (p *parser) hex4() (rune, bool) {
 			return 0, false
 		}
 	}
-	p.i += 4
 	return r, true
 }
 

@@ -257,6 +257,6 @@ func (d *demo) verifyAudit(path string) int {
 		d.say("\naudit log FAILED verification: %v", err)
 		return exitFail
 	}
-	d.say("\naudit log: %d events, one per decision, hash chain verified (toolgate audit verify).", rep.Events)
+	d.say("\naudit log: %d events — a decision for every call, written before anything runs, and an outcome for every call that ran — hash chain verified (toolgate audit verify).", rep.Events)
 	return exitOK
 }
