@@ -122,29 +122,6 @@ const hashField = `,"hash":"`
 // hashSuffixLen is the length of `,"hash":"<64 hex>"}` at the end of a line.
 const hashSuffixLen = len(hashField) + sha256.Size*2 + len(`"}`)
 
-// encodeLine renders ev (whose Hash is ignored) as one audit line ending in a
-// newline, and returns the line's hash. The hash covers exactly the bytes of
-// the line up to its hash field, closed with "}".
-func encodeLine(ev *Event) ([]byte, string, error) {
-	e := *ev
-	e.Hash = ""
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&e); err != nil {
-		return nil, "", fmt.Errorf("encode audit event: %w", err)
-	}
-	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	sum := sha256.Sum256(body)
-	hash := hex.EncodeToString(sum[:])
-	line := make([]byte, 0, len(body)+hashSuffixLen)
-	line = append(line, body[:len(body)-1]...)
-	line = append(line, hashField...)
-	line = append(line, hash...)
-	line = append(line, "\"}\n"...)
-	return line, hash, nil
-}
-
 // lineHash checks that line (without its newline) ends with a hash field and
 // that the hash matches the bytes before it. It returns the stored hash; ok
 // is false when the field is missing or malformed, match is false when the

@@ -78,9 +78,11 @@ func Field(b json.RawMessage, key string) json.RawMessage {
 	if len(b) == 0 {
 		return nil
 	}
-	f, err := ParseFields(b)
-	if err == nil {
-		return f.Get(key)
+	if v, found, err := strictjson.Lookup(b, key); err == nil {
+		if !found {
+			return nil
+		}
+		return v
 	}
 	members, err := strictjson.ScanMembers(b)
 	if err != nil {

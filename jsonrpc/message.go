@@ -104,7 +104,7 @@ func ParseMessage(b []byte) (*Message, error) {
 			if len(mem.Value) == 0 || mem.Value[0] != '"' {
 				return nil, errors.New("a JSON-RPC method must be a string")
 			}
-			if err := json.Unmarshal(mem.Value, &m.Method); err != nil {
+			if err := decodeString(mem.Value, &m.Method); err != nil {
 				return nil, fmt.Errorf("method: %w", err)
 			}
 			if m.Method == "" {
@@ -131,6 +131,16 @@ func ParseMessage(b []byte) (*Message, error) {
 		return nil, errors.New("not a JSON-RPC message: no method, and no id with result or error")
 	}
 	return &m, nil
+}
+
+// decodeString decodes a JSON string already checked under the strict
+// rules: its bytes between the quotes when it holds no escape.
+func decodeString(v []byte, dst *string) error {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		*dst = string(v[1 : len(v)-1])
+		return nil
+	}
+	return json.Unmarshal(v, dst)
 }
 
 // callWithBadParams reads a tools/call whose envelope holds under the

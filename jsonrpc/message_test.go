@@ -98,3 +98,24 @@ func TestFieldOfBadParams(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodDecoded: a method is read as the JSON string it is, escapes
+// decoded, whichever path reads it.
+func TestMethodDecoded(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`:                              "ping",
+		`{"jsonrpc":"2.0","id":1,"method":"pin\u0067"}`:                         "ping",
+		`{"jsonrpc":"2.0","id":1,"method":"tools\/call"}`:                       "tools/call",
+		`{"jsonrpc":"2.0","id":1,"method":"a\"b"}`:                              `a"b`,
+		`{"jsonrpc":"2.0","id":1,"method":"\u00e9t\u00e9"}`:                     "été",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":1,"A":2}}`: "tools/call",
+	} {
+		m, err := ParseMessage([]byte(in))
+		if err != nil {
+			t.Errorf("ParseMessage(%s): %v", in, err)
+		} else if m.Method != want {
+			t.Errorf("ParseMessage(%s).Method = %q, want %q", in, m.Method, want)
+		}
+	}
+}

@@ -1,7 +1,10 @@
 package packs
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -85,7 +88,7 @@ func (p *started) stop(grace time.Duration) {
 		t.Stop()
 	}
 	p.closeCtl()
-	p.rep, p.repErr = supervisor.ReadReport(p.report)
+	p.rep, p.repErr = readReport(p.report)
 	p.report.Close()
 	if p.repErr != nil {
 		// The supervisor died without reporting (killed, crashed): what it
@@ -124,6 +127,25 @@ func (p *started) exit() exitInfo {
 		ex.code, ex.signal = -1, syscall.Signal(rep.Signal)
 	}
 	return ex
+}
+
+// maxReportBytes bounds what is read from a report pipe.
+const maxReportBytes = 64 << 10
+
+// readReport reads the one report a supervisor writes before it exits.
+func readReport(r io.Reader) (*supervisor.Report, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxReportBytes))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, errors.New("empty report")
+	}
+	var rep supervisor.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, err
+	}
+	return &rep, nil
 }
 
 // openBoundFiles opens inv's path_within arguments beneath their roots, in

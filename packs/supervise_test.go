@@ -5,12 +5,16 @@ package packs
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/packs/supervisor"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -190,5 +194,90 @@ func TestSupervisorKilled(t *testing.T) {
 	waitFor(t, 5*time.Second, "the group member outlived its killed supervisor", func() bool { return processGone(pid) })
 	if !strings.Contains(ex.supervisorErr, "without a report") {
 		t.Errorf("exit %+v, want the missing report named", ex)
+	}
+}
+
+// runSupervised runs argv under the supervisor with max_memory bytes and
+// returns its stdout and the supervisor's report.
+func runSupervised(t *testing.T, maxMemory int64, argv ...string) (string, *supervisor.Report) {
+	t.Helper()
+	r := newTestRunner(t, nil)
+	pack := packOf(command("c", argv...))
+	pack.MaxMemory = workspace.ByteSize(maxMemory)
+	inv, err := r.Prepare(pack, pack.Commands[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := lookPathIn(inv.Argv[0], envValue(inv.Env, "PATH"), inv.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.start(path, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(p.stdout)
+	<-p.leaderDone
+	p.stop(200 * time.Millisecond)
+	p.stdout.Close()
+	p.stderr.Close()
+	if ex := p.exit(); ex.code != 0 || p.rep == nil {
+		t.Fatalf("%v: exit %+v, report %+v (%v)", argv, ex, p.rep, p.repErr)
+	}
+	return string(out), p.rep
+}
+
+// TestMaxMemoryTraced: a plain program is started traced, gets its
+// address-space bound (soft and hard) before it runs, and runs untraced;
+// the report says the shim was not needed.
+func TestMaxMemoryTraced(t *testing.T) {
+	t.Parallel()
+	requireProgram(t, "sh", "grep")
+	out, rep := runSupervised(t, 256<<20, "sh", "-c", `ulimit -S -v; ulimit -H -v; grep TracerPid /proc/self/status`)
+	if want := "262144\n262144\nTracerPid:\t0\n"; out != want {
+		t.Errorf("the command saw %q, want %q (bound in force, not traced)", out, want)
+	}
+	if rep.Limit != supervisor.LimitTraced {
+		t.Errorf("limit put in force by %q, want %q (is ptrace refused here?)", rep.Limit, supervisor.LimitTraced)
+	}
+}
+
+// TestMaxMemorySetuidUsesShim: a set-user-ID program is not traced (that
+// would drop its privileges): the shim bounds it, as before.
+func TestMaxMemorySetuidUsesShim(t *testing.T) {
+	t.Parallel()
+	requireProgram(t, "sh")
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suid := filepath.Join(t.TempDir(), "suid-sh")
+	if err := os.WriteFile(suid, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(suid, 0o755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	out, rep := runSupervised(t, 256<<20, suid, "-c", "ulimit -H -v")
+	if out != "262144\n" {
+		t.Errorf("the command saw %q, want the bound 262144", out)
+	}
+	if rep.Limit != supervisor.LimitShim {
+		t.Errorf("limit put in force by %q, want %q for a set-user-ID program", rep.Limit, supervisor.LimitShim)
+	}
+}
+
+// TestMaxMemoryCannotBeRaised: the bound is the hard limit too, so the
+// command cannot lift it (the attack: raise RLIMIT_AS, then allocate).
+func TestMaxMemoryCannotBeRaised(t *testing.T) {
+	t.Parallel()
+	requireProgram(t, "sh")
+	out, _ := runSupervised(t, 256<<20, "sh", "-c", `ulimit -S -v unlimited 2>/dev/null || echo refused; ulimit -S -v`)
+	if out != "refused\n262144\n" {
+		t.Errorf("raising the bound: %q, want it refused", out)
 	}
 }

@@ -26,11 +26,13 @@ fuzz ./grantcheck FuzzConstraint
 fuzz ./grantcheck FuzzFastSchema
 fuzz ./workspace FuzzParseTemplate
 fuzz ./strictjson FuzzDifferential
+fuzz ./strictjson FuzzDifferentialWithReference
 fuzz ./strictjson FuzzAppendUnquote
 fuzz ./jsonrpc FuzzParseMessage
 fuzz ./mcpserve FuzzEndpointPost
 fuzz ./mcpserve FuzzServeStdio
 FUZZTIME=${FUZZTIME_AUDIT:-3000x} fuzz ./audit FuzzReader
+fuzz ./audit FuzzAppendEvent
 fuzz ./packs FuzzRelBeneath
 fuzz ./packs FuzzCanonicalDecimal
 fuzz ./packs FuzzCheckJQ

@@ -14,6 +14,7 @@
 package strictjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -84,6 +85,31 @@ func ParseObject(data []byte) (map[string]any, error) {
 // and case-variant keys are refused at every depth.
 func Members(data []byte) ([]Member, error) { return members(&parser{data: data}) }
 
+// Lookup returns the value of the member key of the JSON object data,
+// with the whole object checked under the strict rules as Members checks
+// it, without building its members: found is false when key is absent.
+// It is how a relay reads one field of every message it passes on.
+func Lookup(data []byte, key string) (value []byte, found bool, err error) {
+	p := parser{data: data}
+	p.skipSpace()
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		return nil, false, p.errorf("expected a JSON object")
+	}
+	err = p.object(0, func(k []byte, start, end int) {
+		if !found && string(k) == key {
+			value, found = data[start:end], true
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	p.skipSpace()
+	if p.i != len(p.data) {
+		return nil, false, p.errorf("unexpected data after the JSON value")
+	}
+	return value, found, nil
+}
+
 // LaxMembers splits a JSON object into its members like Members, with the
 // strict rules applied to its own keys only: its values are delimited and
 // their syntax checked, but duplicate or case-variant keys, invalid UTF-8
@@ -109,9 +135,9 @@ func members(p *parser) ([]Member, error) {
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
 		return nil, p.errorf("expected a JSON object")
 	}
-	var out []Member
-	err := p.object(0, func(key string, start, end int) {
-		out = append(out, Member{Key: key, Value: p.data[start:end]})
+	out := make([]Member, 0, 8)
+	err := p.object(0, func(key []byte, start, end int) {
+		out = append(out, Member{Key: string(key), Value: p.data[start:end]})
 	})
 	if err != nil {
 		return nil, err
@@ -165,11 +191,12 @@ type parser struct {
 	lax, laxKeys bool
 }
 
-// seg is one step of the path to the value being parsed: an object key
-// or an array index. It is formatted only when an error is reported.
+// seg is one step of the path to the value being parsed: the offset of an
+// object key (its opening quote) or an array index. The key is decoded,
+// and the path formatted, only when an error is reported.
 type seg struct {
-	key string
-	idx int
+	keyAt int
+	idx   int
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -186,7 +213,9 @@ func (p *parser) pathString() string {
 		if s.idx >= 0 {
 			fmt.Fprint(&b, s.idx)
 		} else {
-			b.WriteString(escapePointer(s.key))
+			k := parser{data: p.data, i: s.keyAt}
+			key, _ := k.str(false) // a key already read, so it decodes
+			b.WriteString(escapePointer(key))
 		}
 	}
 	return b.String()
@@ -204,7 +233,10 @@ func (p *parser) skipSpace() {
 }
 
 // value parses one value at p.i (leading space already skipped); build
-// says whether to construct the Go value or only check it.
+// says whether to construct the Go value or only check it. Checking
+// allocates nothing for the common document (no escaped keys, objects of
+// at most keySetSmall members), which is what lets a relay check every
+// message it passes on.
 func (p *parser) value(depth int, build bool) (any, error) {
 	if p.i >= len(p.data) {
 		return nil, p.errorf("unexpected end of JSON input")
@@ -214,47 +246,31 @@ func (p *parser) value(depth int, build bool) (any, error) {
 		if depth >= MaxDepth {
 			return nil, p.errorf("nested deeper than %d levels", MaxDepth)
 		}
-		var m map[string]any
 		if build {
-			m = map[string]any{}
+			return p.buildObject(depth)
 		}
-		err := p.objectWith(depth, func(key string) error {
-			v, err := p.value(depth+1, build)
-			if err == nil && build {
-				m[key] = v
-			}
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		if !build {
-			return nil, nil
-		}
-		return m, nil
+		return nil, p.object(depth, nil)
 	case c == '[':
 		if depth >= MaxDepth {
 			return nil, p.errorf("nested deeper than %d levels", MaxDepth)
 		}
 		return p.array(depth, build)
 	case c == '"':
-		s, err := p.str(!p.lax)
-		if err != nil {
-			return nil, err
+		if build {
+			s, err := p.str(!p.lax)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
 		}
-		if !build {
-			return nil, nil
-		}
-		return s, nil
+		_, _, err := p.scanStr(!p.lax)
+		return nil, err
 	case c == '-' || (c >= '0' && c <= '9'):
-		n, err := p.number()
-		if err != nil {
+		start, err := p.number()
+		if err != nil || !build {
 			return nil, err
 		}
-		if !build {
-			return nil, nil
-		}
-		return n, nil
+		return json.Number(p.data[start:p.i]), nil
 	case c == 't':
 		return true, p.literal("true")
 	case c == 'f':
@@ -273,22 +289,9 @@ func (p *parser) literal(word string) error {
 	return nil
 }
 
-// object parses an object whose values are only checked, reporting each
-// member's key and value span.
-func (p *parser) object(depth int, member func(key string, start, end int)) error {
-	return p.objectWith(depth, func(key string) error {
-		start := p.i
-		if _, err := p.value(depth+1, false); err != nil {
-			return err
-		}
-		member(key, start, p.i)
-		return nil
-	})
-}
-
-// objectWith parses an object at p.i, calling val with p.i at each
-// member's value; it refuses duplicate keys and keys equal but for case.
-func (p *parser) objectWith(depth int, val func(key string) error) error {
+// object checks an object at p.i; member, when set, is told each
+// member's key and value span (Members).
+func (p *parser) object(depth int, member func(key []byte, start, end int)) error {
 	p.i++ // '{'
 	p.skipSpace()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
@@ -297,48 +300,107 @@ func (p *parser) objectWith(depth int, val func(key string) error) error {
 	}
 	var seen keySet
 	for {
-		if p.i >= len(p.data) || p.data[p.i] != '"' {
-			return p.errorf("expected a string key in an object")
-		}
-		keyAt := p.i
-		strict := !p.lax || (depth == 0 && !p.laxKeys)
-		key, err := p.str(strict)
+		key, err := p.key(depth, &seen)
 		if err != nil {
 			return err
 		}
-		if k, clash := seen.add(key); clash && strict {
-			p.i = keyAt
-			if k == key {
-				return p.errorf("duplicate key %q", key)
-			}
-			return p.errorf("keys %q and %q differ only in case; send one of them", k, key)
-		}
-		p.skipSpace()
-		if p.i >= len(p.data) || p.data[p.i] != ':' {
-			return p.errorf("expected ':' after the key %q", key)
-		}
-		p.i++
-		p.skipSpace()
-		p.path = append(p.path, seg{key: key, idx: -1})
-		if err := val(key); err != nil {
+		start := p.i
+		if _, err := p.value(depth+1, false); err != nil {
 			return err
 		}
-		p.path = p.path[:len(p.path)-1]
-		p.skipSpace()
-		if p.i >= len(p.data) {
-			return p.errorf("unexpected end of JSON input in an object")
+		if member != nil {
+			member(key, start, p.i)
 		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-			p.skipSpace()
-		case '}':
-			p.i++
-			return nil
-		default:
-			return p.errorf("expected ',' or '}' in an object")
+		if done, err := p.next(); done || err != nil {
+			return err
 		}
 	}
+}
+
+// buildObject parses an object at p.i into a map.
+func (p *parser) buildObject(depth int) (map[string]any, error) {
+	p.i++ // '{'
+	p.skipSpace()
+	m := map[string]any{}
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		return m, nil
+	}
+	var seen keySet
+	for {
+		key, err := p.key(depth, &seen)
+		if err != nil {
+			return nil, err
+		}
+		v, err := p.value(depth+1, true)
+		if err != nil {
+			return nil, err
+		}
+		m[string(key)] = v
+		if done, err := p.next(); err != nil {
+			return nil, err
+		} else if done {
+			return m, nil
+		}
+	}
+}
+
+// key reads one member's key and the ':' after it, refuses a key equal
+// to an earlier one or equal but for case, and enters the member in the
+// path (next leaves it). The key returned is the decoded key: the input's
+// own bytes unless it holds escapes.
+func (p *parser) key(depth int, seen *keySet) ([]byte, error) {
+	if p.i >= len(p.data) || p.data[p.i] != '"' {
+		return nil, p.errorf("expected a string key in an object")
+	}
+	keyAt := p.i
+	strict := !p.lax || (depth == 0 && !p.laxKeys)
+	key, escaped, err := p.scanStr(strict)
+	if err != nil {
+		return nil, err
+	}
+	if escaped {
+		k := parser{data: p.data, i: keyAt}
+		s, _ := k.str(strict) // scanned already, so it decodes
+		key = []byte(s)
+	}
+	if strict {
+		if k, clash := seen.add(key); clash {
+			p.i = keyAt
+			if string(k) == string(key) {
+				return nil, p.errorf("duplicate key %q", key)
+			}
+			return nil, p.errorf("keys %q and %q differ only in case; send one of them", k, key)
+		}
+	}
+	p.skipSpace()
+	if p.i >= len(p.data) || p.data[p.i] != ':' {
+		return nil, p.errorf("expected ':' after the key %q", key)
+	}
+	p.i++
+	p.skipSpace()
+	p.path = append(p.path, seg{keyAt: keyAt, idx: -1})
+	return key, nil
+}
+
+// next leaves the member just read and moves to the next one; done at
+// the object's end.
+func (p *parser) next() (done bool, err error) {
+	p.path = p.path[:len(p.path)-1]
+	p.skipSpace()
+	if p.i >= len(p.data) {
+		return true, p.errorf("unexpected end of JSON input in an object")
+	}
+	switch p.data[p.i] {
+	case ',':
+		p.i++
+		p.skipSpace()
+		return false, nil
+	case '}':
+		p.i++
+		return true, nil
+	}
+	return true, p.errorf("expected ',' or '}' in an object")
 }
 
 func (p *parser) array(depth int, build bool) (any, error) {
@@ -379,8 +441,9 @@ func (p *parser) array(depth int, build bool) (any, error) {
 	}
 }
 
-// number scans a JSON number and returns its literal text.
-func (p *parser) number() (json.Number, error) {
+// number scans a JSON number and returns where its literal text starts
+// (it ends at p.i).
+func (p *parser) number() (int, error) {
 	start := p.i
 	d := p.data
 	if p.i < len(d) && d[p.i] == '-' {
@@ -394,12 +457,12 @@ func (p *parser) number() (json.Number, error) {
 			p.i++
 		}
 	default:
-		return "", p.errorf("invalid number")
+		return 0, p.errorf("invalid number")
 	}
 	if p.i < len(d) && d[p.i] == '.' {
 		p.i++
 		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
-			return "", p.errorf("invalid number: digits must follow the decimal point")
+			return 0, p.errorf("invalid number: digits must follow the decimal point")
 		}
 		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
 			p.i++
@@ -411,13 +474,90 @@ func (p *parser) number() (json.Number, error) {
 			p.i++
 		}
 		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
-			return "", p.errorf("invalid number: digits must follow the exponent")
+			return 0, p.errorf("invalid number: digits must follow the exponent")
 		}
 		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
 			p.i++
 		}
 	}
-	return json.Number(d[start:p.i]), nil
+	return start, nil
+}
+
+// scanStr checks a JSON string at p.i as str does, with the same errors at
+// the same offsets, without decoding it: it returns the bytes between the
+// quotes and whether they hold escapes. The UTF-8 check on those bytes is
+// the check on the decoded value: escapes are ASCII, and what they decode
+// to is whole UTF-8 characters, so neither can join or split a multi-byte
+// sequence around them.
+func (p *parser) scanStr(strict bool) ([]byte, bool, error) {
+	d := p.data
+	p.i++ // opening quote
+	start := p.i
+	ascii := true // no UTF-8 check needed
+	for p.i < len(d) {
+		c := d[p.i]
+		if c == '"' {
+			s := d[start:p.i]
+			if strict && !ascii && !utf8.Valid(s) {
+				return nil, false, p.errorf("string is not valid UTF-8")
+			}
+			p.i++
+			return s, false, nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return nil, false, p.errorf("control character %#02x must be escaped in a string", c)
+		}
+		ascii = ascii && c < utf8.RuneSelf
+		p.i++
+	}
+	for p.i < len(d) {
+		c := d[p.i]
+		switch {
+		case c == '"':
+			s := d[start:p.i]
+			if strict && !ascii && !utf8.Valid(s) {
+				return nil, false, p.errorf("string is not valid UTF-8")
+			}
+			p.i++
+			return s, true, nil
+		case c < 0x20:
+			return nil, false, p.errorf("control character %#02x must be escaped in a string", c)
+		case c != '\\':
+			ascii = ascii && c < utf8.RuneSelf
+			p.i++
+			continue
+		}
+		if p.i+1 >= len(d) {
+			break
+		}
+		e := d[p.i+1]
+		p.i += 2
+		switch e {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				return nil, false, p.errorf("invalid \\u escape in a string")
+			}
+			if strict && utf16.IsSurrogate(r) {
+				if r >= 0xdc00 || p.i+1 >= len(d) || d[p.i] != '\\' || d[p.i+1] != 'u' {
+					return nil, false, p.errorf("unpaired surrogate \\u%04x in a string", r)
+				}
+				p.i += 2
+				r2, ok := p.hex4()
+				if !ok || r2 < 0xdc00 || r2 > 0xdfff {
+					return nil, false, p.errorf("unpaired surrogate \\u%04x in a string", r)
+				}
+			}
+		default:
+			p.i--
+			return nil, false, p.errorf("invalid escape \\%c in a string", e)
+		}
+	}
+	return nil, false, p.errorf("unexpected end of JSON input in a string")
 }
 
 // str scans a JSON string at p.i and returns its value. Unescaped control
@@ -546,39 +686,42 @@ func escapePointer(key string) string {
 }
 
 // keySet finds a key equal to another, or equal but for case, among an
-// object's keys: a linear scan for the usual few keys, a map keyed by the
-// case-folded form beyond that (so a hostile object of many keys costs
-// linear time, not quadratic).
+// object's keys: a linear scan for the usual few keys (held in place, so
+// checking allocates nothing), a map keyed by the case-folded form beyond
+// that (so a hostile object of many keys costs linear time, not
+// quadratic).
 type keySet struct {
-	small  []string
-	folded map[string]string
+	n      int
+	small  [keySetSmall][]byte
+	folded map[string][]byte
 }
 
 const keySetSmall = 8
 
 // add records key and returns an earlier key it clashes with.
-func (s *keySet) add(key string) (string, bool) {
+func (s *keySet) add(key []byte) ([]byte, bool) {
 	if s.folded == nil {
-		for _, k := range s.small {
-			if k == key || strings.EqualFold(k, key) {
+		for _, k := range s.small[:s.n] {
+			if string(k) == string(key) || bytes.EqualFold(k, key) {
 				return k, true
 			}
 		}
-		if len(s.small) < keySetSmall {
-			s.small = append(s.small, key)
-			return "", false
+		if s.n < keySetSmall {
+			s.small[s.n] = key
+			s.n++
+			return nil, false
 		}
-		s.folded = make(map[string]string, 2*keySetSmall)
-		for _, k := range s.small {
-			s.folded[FoldKey(k)] = k
+		s.folded = make(map[string][]byte, 2*keySetSmall)
+		for _, k := range s.small[:s.n] {
+			s.folded[FoldKey(string(k))] = k
 		}
 	}
-	f := FoldKey(key)
+	f := FoldKey(string(key))
 	if k, ok := s.folded[f]; ok {
 		return k, true
 	}
 	s.folded[f] = key
-	return "", false
+	return nil, false
 }
 
 // FoldKey maps a key to one representative of its case-folding class:

@@ -74,7 +74,9 @@ func main() {
 	superviseIfAsked()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	c := &cli{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	stopProfile := startCPUProfile(os.Getenv)
 	code := c.main(ctx, os.Args[1:])
+	stopProfile()
 	stop()
 	os.Exit(code)
 }

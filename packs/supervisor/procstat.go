@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"strconv"
-	"strings"
 )
 
 // ProcStat reads state, parent and process group of pid from
@@ -20,12 +19,13 @@ func ProcStat(pid int) (state byte, ppid, pgid int, ok bool) {
 	if i < 0 {
 		return 0, 0, 0, false
 	}
-	f := strings.Fields(string(stat[i+1:]))
+	// bytes, not strings: see the package doc on what this package imports.
+	f := bytes.Fields(stat[i+1:])
 	if len(f) < 3 || len(f[0]) != 1 {
 		return 0, 0, 0, false
 	}
-	pp, err1 := strconv.Atoi(f[1])
-	pg, err2 := strconv.Atoi(f[2])
+	pp, err1 := strconv.Atoi(string(f[1]))
+	pg, err2 := strconv.Atoi(string(f[2]))
 	if err1 != nil || err2 != nil {
 		return 0, 0, 0, false
 	}

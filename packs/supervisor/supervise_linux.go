@@ -3,18 +3,26 @@
 package supervisor
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
 	"time"
 	"unsafe"
+)
 
-	"golang.org/x/sys/unix"
+// Linux constants the frozen syscall package lacks. The supervisor uses
+// syscall rather than golang.org/x/sys/unix, and os rather than os/exec,
+// so that its package initialises right after os and os/signal — before
+// the rest of the binary (protobuf registries, JSON Schema metaschemas, …),
+// which a supervisor never needs (see package doc).
+const (
+	prSetChildSubreaper = 36       // PR_SET_CHILD_SUBREAPER
+	ptraceOExitKill     = 0x100000 // PTRACE_O_EXITKILL
 )
 
 // Default is the supervisor a runner uses: the running binary, as the
@@ -25,18 +33,24 @@ const Default = selfExe
 const selfExe = "/proc/self/exe"
 
 func superviseMain(args []string) int {
+	// A supervisor waits on one command: one P keeps the runtime from
+	// starting threads to run in parallel what never needs to (a tenth of
+	// a supervised call's CPU).
+	runtime.GOMAXPROCS(1)
 	a, err := ParseArgs(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "toolgate supervisor: %v\n", err)
 		return 125
 	}
 	ctlFD, reportFD := FirstFD+a.Files, FirstFD+a.Files+1
-	unix.CloseOnExec(ctlFD)
-	unix.CloseOnExec(reportFD)
+	syscall.CloseOnExec(ctlFD)
+	syscall.CloseOnExec(reportFD)
+	// Waiting on the control pipe through the runtime's poller, not in a
+	// blocked read, spares the runtime a thread of its own for it.
+	_ = syscall.SetNonblock(ctlFD, true)
 	ctl, report := os.NewFile(uintptr(ctlFD), "control"), os.NewFile(uintptr(reportFD), "report")
 	rep := supervise(a, ctl)
-	b, _ := json.Marshal(rep)
-	_, _ = report.Write(append(b, '\n'))
+	_, _ = report.Write(append(rep.Encode(), '\n'))
 	_ = report.Close()
 	switch {
 	case rep.StartError != "":
@@ -50,8 +64,8 @@ func superviseMain(args []string) int {
 // supervise starts the command, waits for it or for a stop request, and
 // returns once no descendant is left.
 func supervise(a Args, ctl *os.File) Report {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return Report{StartError: "cannot become a child subreaper: " + err.Error()}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); e != 0 {
+		return Report{StartError: "cannot become a child subreaper: " + e.Error()}
 	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -63,20 +77,49 @@ func supervise(a Args, ctl *os.File) Report {
 	if RaceEnv != "" {
 		env = slices.DeleteFunc(env, func(kv string) bool { return kv == RaceEnv })
 	}
-	cmd := &exec.Cmd{Path: a.Program, Args: a.Argv, Env: env,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: files}
-	if a.AS > 0 {
-		// The running binary itself (even if replaced on disk since).
-		cmd.Path = selfExe
-		cmd.Args = append([]string{LimitArg0, strconv.FormatInt(a.AS, 10), "--", a.Program}, a.Argv...)
+	startCommand := func(limit string) (*os.Process, error) {
+		path, argv := a.Program, a.Argv
+		attr := &os.ProcAttr{Env: env, Files: append([]*os.File{os.Stdin, os.Stdout, os.Stderr}, files...)}
+		switch limit {
+		case LimitTraced:
+			attr.Sys = &syscall.SysProcAttr{Ptrace: true}
+		case LimitShim:
+			// The running binary itself (even if replaced on disk since).
+			path = selfExe
+			argv = append([]string{LimitArg0, strconv.FormatInt(a.AS, 10), "--", a.Program}, a.Argv...)
+		}
+		return os.StartProcess(path, argv, attr)
 	}
-	if err := cmd.Start(); err != nil {
+	var limit string
+	switch {
+	case a.AS > 0 && plainProgram(a.Program):
+		limit = LimitTraced
+	case a.AS > 0:
+		limit = LimitShim
+	}
+	// ptrace requests must come from the thread that started the tracee.
+	runtime.LockOSThread()
+	proc, err := startCommand(limit)
+	if err != nil && limit == LimitTraced && errors.Is(err, syscall.EPERM) {
+		// Tracing is refused here (a seccomp profile, or this supervisor
+		// is itself traced): the shim sets the bound instead.
+		limit = LimitShim
+		proc, err = startCommand(limit)
+	}
+	if err != nil {
 		return Report{StartError: err.Error()}
+	}
+	if limit == LimitTraced {
+		if err := limitTraced(proc.Pid, a.AS); err != nil {
+			_ = proc.Kill()
+			_, _ = proc.Wait()
+			return Report{StartError: "setting max_memory (RLIMIT_AS " + strconv.FormatInt(a.AS, 10) + "): " + err.Error()}
+		}
 	}
 	for _, f := range files {
 		f.Close()
 	}
-	child := cmd.Process.Pid
+	child := proc.Pid
 	stop := make(chan struct{})
 	go func() {
 		var b [1]byte
@@ -84,9 +127,9 @@ func supervise(a Args, ctl *os.File) Report {
 		close(stop)
 	}()
 
-	var rep Report
+	rep := Report{Limit: limit}
 	done := false
-	onChild := func(ws unix.WaitStatus, ru *unix.Rusage) {
+	onChild := func(ws syscall.WaitStatus, ru *syscall.Rusage) {
 		done = true
 		rep.MaxRSS = ru.Maxrss * 1024
 		if ws.Signaled() {
@@ -119,19 +162,19 @@ func supervise(a Args, ctl *os.File) Report {
 	if rep.Killed > 0 {
 		rep.CleanupMS = time.Since(start).Milliseconds()
 	}
-	_ = cmd.Process.Release()
+	_ = proc.Release()
 	return rep
 }
 
 // reapAll collects every exited child without blocking, passing the
 // command's own status to onChild. It reports whether any child is left.
-func reapAll(child int, onChild func(unix.WaitStatus, *unix.Rusage)) bool {
+func reapAll(child int, onChild func(syscall.WaitStatus, *syscall.Rusage)) bool {
 	for {
-		var ws unix.WaitStatus
-		var ru unix.Rusage
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, &ru)
+		var ws syscall.WaitStatus
+		var ru syscall.Rusage
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, &ru)
 		switch {
-		case err == unix.EINTR:
+		case err == syscall.EINTR:
 			continue
 		case err != nil: // ECHILD: none left
 			return false
@@ -151,9 +194,9 @@ const killPollInterval = 5 * time.Millisecond
 // supervisor (it is their subreaper), so repeating the walk finds even
 // those a dying parent leaves behind. It returns how many were running
 // and how many of those had left the process group.
-func killDescendants(grace time.Duration, child int, onChild func(unix.WaitStatus, *unix.Rusage)) (killed, outside int) {
+func killDescendants(grace time.Duration, child int, onChild func(syscall.WaitStatus, *syscall.Rusage)) (killed, outside int) {
 	self := os.Getpid()
-	pgid := unix.Getpgrp()
+	pgid := syscall.Getpgrp()
 	seen := map[int]bool{}
 	count := func(pids []procInfo) {
 		for _, p := range pids {
@@ -172,7 +215,7 @@ func killDescendants(grace time.Duration, child int, onChild func(unix.WaitStatu
 	pids := descendants(self)
 	count(pids)
 	for _, p := range pids {
-		_ = unix.Kill(p.pid, unix.SIGTERM)
+		_ = syscall.Kill(p.pid, syscall.SIGTERM)
 	}
 	deadline := time.Now().Add(grace)
 	for reapAll(child, onChild) && time.Now().Before(deadline) {
@@ -185,11 +228,65 @@ func killDescendants(grace time.Duration, child int, onChild func(unix.WaitStatu
 		pids := descendants(self)
 		count(pids)
 		for _, p := range pids {
-			_ = unix.Kill(p.pid, unix.SIGKILL)
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 		time.Sleep(killPollInterval)
 	}
 	return killed, outside
+}
+
+// plainProgram reports whether path runs with the caller's own
+// privileges: no setuid or setgid bit and no file capabilities. Only such
+// a program is started traced, since tracing takes those privileges away
+// (and so changes what the program may do); any other keeps the shim.
+func plainProgram(path string) bool {
+	var st syscall.Stat_t
+	if syscall.Stat(path, &st) != nil || st.Mode&(syscall.S_ISUID|syscall.S_ISGID) != 0 {
+		return false
+	}
+	_, err := syscall.Getxattr(path, "security.capability", nil)
+	return err != nil // ENODATA: none; ENOTSUP: the file system holds none
+}
+
+// limitTraced bounds the address space of a command started traced
+// (PTRACE_TRACEME, so it stops at its execve, before the program's first
+// instruction): it waits for that stop, sets RLIMIT_AS (soft and hard, so
+// the command cannot raise it) and lets the command go, no longer traced.
+// While it holds the command, the command dies with this supervisor
+// (PTRACE_O_EXITKILL), so it never runs unbounded. This saves the shim's
+// own start — a whole toolgate process — on every call.
+func limitTraced(pid int, as int64) error {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("waiting for the command to start: %w", err)
+		}
+		if !ws.Stopped() {
+			return fmt.Errorf("the command ended before it started (wait status %#x)", uint32(ws))
+		}
+		if ws.StopSignal() == syscall.SIGTRAP {
+			break
+		}
+		// A signal arrived before the exec: deliver it, wait on.
+		if err := syscall.PtraceCont(pid, int(ws.StopSignal())); err != nil {
+			return fmt.Errorf("resuming the command: %w", err)
+		}
+	}
+	if err := syscall.PtraceSetOptions(pid, ptraceOExitKill); err != nil {
+		return fmt.Errorf("tracing the command: %w", err)
+	}
+	lim := syscall.Rlimit{Cur: uint64(as), Max: uint64(as)}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), syscall.RLIMIT_AS, uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+		return e
+	}
+	if err := syscall.PtraceDetach(pid); err != nil {
+		return fmt.Errorf("releasing the command: %w", err)
+	}
+	return nil
 }
 
 // limitExecMain is the memory-limit shim: toolgate-limit-exec BYTES --
@@ -219,12 +316,12 @@ func limitExecMain(args []string) int {
 	if err != nil {
 		return 125
 	}
-	lim := unix.Rlimit{Cur: as, Max: as}
-	if _, _, e := unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_AS, uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+	lim := syscall.Rlimit{Cur: as, Max: as}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, syscall.RLIMIT_AS, uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
 		fmt.Fprintf(os.Stderr, "toolgate limit-exec: setting max_memory (RLIMIT_AS %d): %v\n", as, e)
 		return 126
 	}
-	_, _, e := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
 	fmt.Fprintf(os.Stderr, "toolgate limit-exec: %s: %v\n", args[2], e)
 	return 127
 }

@@ -6,20 +6,23 @@
 // re-executed under a name no person types (argv[0] Arg0 or LimitArg0).
 //
 // The package's init runs the supervisor when the process was started as
-// one, and exits: it imports only the standard library and x/sys/unix, so
-// it is initialised before the heavy packages of the binary (JSON Schema
-// metaschemas, …), which keeps the price of supervising a call to a few
-// milliseconds. Everything else in the binary is then never initialised.
+// one, and exits. Go initialises packages in import-path order as soon as
+// their imports are: this one imports only os, os/signal, syscall and
+// packages with nothing to initialise (no os/exec, whose path/filepath
+// waits behind half the binary; no encoding/json; no x/sys/unix), so it
+// runs right after os/signal — before the protobuf registries, telemetry
+// and JSON Schema metaschemas the rest of the binary sets up, none of
+// which a supervisor needs. Its reader, the gateway, decodes the report in
+// package packs.
 package supervisor
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // The names (argv[0]) under which the toolgate binary runs as a command's
@@ -109,25 +112,70 @@ type Report struct {
 	CleanupMS int64 `json:"cleanup_ms,omitempty"`
 	// StartError is set when the command could not be started.
 	StartError string `json:"start_error,omitempty"`
+	// Limit says how max_memory was put in force: LimitTraced or
+	// LimitShim; "" when the command had no bound.
+	Limit string `json:"limit,omitempty"`
 }
 
-// maxReportBytes bounds what is read from a report pipe.
-const maxReportBytes = 64 << 10
+// How a supervisor bounds a command's memory before the program runs.
+const (
+	// LimitTraced: the command starts traced, stops at its execve, gets
+	// RLIMIT_AS from the supervisor and is released (one process start).
+	LimitTraced = "traced"
+	// LimitShim: the command starts as the toolgate binary under
+	// LimitArg0, which sets RLIMIT_AS on itself and executes the program
+	// (two process starts); used for set-user-ID programs and where
+	// tracing is not allowed.
+	LimitShim = "shim"
+)
 
-// ReadReport reads the one report a supervisor writes before it exits.
-func ReadReport(r io.Reader) (*Report, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxReportBytes))
-	if err != nil {
-		return nil, err
+// Encode is the report's JSON (one object, the fields of Report's tags,
+// zero values left out), written by hand: encoding/json would make this
+// package initialise late, and its first use of a type (reflection) was a
+// visible share of a supervisor's CPU.
+func (r Report) Encode() []byte {
+	b := append(make([]byte, 0, 128), `{"exit":`...)
+	b = strconv.AppendInt(b, int64(r.Exit), 10)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"signal", int64(r.Signal)}, {"maxrss", r.MaxRSS}, {"killed", int64(r.Killed)}, {"outside_group", int64(r.OutsideGroup)}, {"cleanup_ms", r.CleanupMS}} {
+		if f.v != 0 {
+			b = append(append(append(b, `,"`...), f.name...), `":`...)
+			b = strconv.AppendInt(b, f.v, 10)
+		}
 	}
-	if len(b) == 0 {
-		return nil, errors.New("empty report")
+	if r.StartError != "" {
+		b = appendJSONString(append(b, `,"start_error":`...), r.StartError)
 	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, err
+	if r.Limit != "" {
+		b = appendJSONString(append(b, `,"limit":`...), r.Limit)
 	}
-	return &rep, nil
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string: quote, backslash and
+// control characters escaped, invalid UTF-8 as U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, r := range s { // invalid bytes come out as utf8.RuneError
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xF])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
 }
 
 // MaybeRun runs the supervisor or the memory-limit shim when the process

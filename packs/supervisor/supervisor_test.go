@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,15 +33,42 @@ func TestParseArgsRefuses(t *testing.T) {
 	}
 }
 
-func TestReadReport(t *testing.T) {
+// TestReportEncode: the hand-written report is what encoding/json writes
+// for ordinary text, and decodes to the same report whatever the text.
+func TestReportEncode(t *testing.T) {
 	t.Parallel()
-	rep, err := ReadReport(strings.NewReader(`{"exit":3,"killed":2,"outside_group":1}` + "\n"))
-	if err != nil || rep.Exit != 3 || rep.Killed != 2 || rep.OutsideGroup != 1 {
-		t.Errorf("ReadReport = %+v, %v", rep, err)
+	for _, r := range []Report{
+		{}, {Exit: 3}, {Signal: 9, MaxRSS: 1 << 20}, {Killed: 2, OutsideGroup: 1, CleanupMS: 7, Limit: LimitTraced},
+		{Exit: -1, Limit: LimitShim}, {StartError: "fork/exec \"x\\y\": permission denied\n\t\x01"},
+	} {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Encode(); string(got) != string(want) {
+			t.Errorf("Encode(%+v) = %s, want %s", r, got, want)
+		}
+		var back Report
+		if err := json.Unmarshal(r.Encode(), &back); err != nil || !reflect.DeepEqual(back, r) {
+			t.Errorf("decoding Encode(%+v) = %+v, %v", r, back, err)
+		}
 	}
-	for _, in := range []string{"", "{", strings.Repeat(" ", maxReportBytes) + "{}"} {
-		if _, err := ReadReport(strings.NewReader(in)); err == nil {
-			t.Errorf("ReadReport(%.20q) accepted", in)
+}
+
+// TestReportEncodeHostileText: whatever an error message holds (it may
+// quote a program path), the report stays one valid JSON object that
+// decodes to that text (invalid UTF-8 as U+FFFD, as encoding/json reads it).
+func TestReportEncodeHostileText(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{`"}` + `,"exit":0,"x":"`, "\x00\x1f\u2028<>&", "bad \xff utf8", "émoji 🎉", `\`, ""} {
+		r := Report{Exit: 1, StartError: s}
+		var back Report
+		if err := json.Unmarshal(r.Encode(), &back); err != nil {
+			t.Fatalf("Encode(%q) = %s: %v", s, r.Encode(), err)
+		}
+		want := strings.ToValidUTF8(s, "\uFFFD")
+		if back.StartError != want || back.Exit != 1 {
+			t.Errorf("Encode(%q) decodes to %+v", s, back)
 		}
 	}
 }

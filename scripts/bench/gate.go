@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// benchToken is the bench agent's bearer token (loopback only).
+const benchToken = "bench-token-0123456789"
+
+// workspaceYAML is the bench workspace: the echo server over HTTP and over
+// stdio, a one-command pack, one agent granted all three; fsync as asked,
+// sessions raised for the idle-session measurement. Tiers are the
+// defaults (cautious): echo is declared read, so calls are allowed
+// without approval but still fully decided and audited.
+func workspaceYAML(echoURL string, stdioArgv []string, fsync string, sessions int) string {
+	q := make([]string, len(stdioArgv))
+	for i, a := range stdioArgv {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	return fmt.Sprintf(`version: 1
+gateway:
+  audit: {path: audit.jsonl, fsync: %s}
+  sessions: {max_per_agent: %d}
+mcp_servers:
+  - id: echohttp
+    url: %s
+    effects: {echo: read}
+  - id: echostdio
+    command: [%s]
+    effects: {echo: read}
+command_packs:
+  - id: bench
+    commands:
+      - id: echo
+        description: Prints its text argument.
+        argv: [echo, "{text}"]
+        inputs: {type: object, properties: {text: {type: string}}, required: [text]}
+        effects: read
+agents:
+  - id: bench
+    token: {env: BENCH_TOKEN}
+    grants: [tool:echohttp:echo, tool:echostdio:echo, tool:bench:echo]
+`, fsync, sessions, echoURL, strings.Join(q, ", "))
+}
+
+// gate is one running toolgate daemon.
+type gate struct {
+	cmd  *exec.Cmd
+	pid  int
+	base string
+	dir  string
+}
+
+// startToolgate runs `toolgate serve` on a free loopback port for the
+// workspace ws (in its own directory, its log in toolgate.log there) and
+// waits until /healthz answers.
+func startToolgate(bin, ws string, env ...string) *gate {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fatalf("find a free port: %v", err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := filepath.Dir(ws)
+	logf, err := os.Create(filepath.Join(dir, "toolgate.log"))
+	if err != nil {
+		fatalf("toolgate log: %v", err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, "--log-format", "json", "serve", "-w", ws, "--listen", addr)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "BENCH_TOKEN="+benchToken), env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		fatalf("start toolgate: %v", err)
+	}
+	g := &gate{cmd: cmd, pid: cmd.Process.Pid, base: "http://" + addr, dir: dir}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res, err := http.Get(g.base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return g
+			}
+		}
+		if time.Now().After(deadline) {
+			g.stop()
+			log, _ := os.ReadFile(filepath.Join(dir, "toolgate.log"))
+			fatalf("toolgate did not become healthy at %s: %v\n%s", g.base, err, log)
+		}
+		time.Sleep(50 * time.Millisecond) // polling readiness of another process
+	}
+}
+
+// stop ends toolgate with SIGINT (so a CPU profile is written) and waits.
+func (g *gate) stop() {
+	_ = g.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = g.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = g.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// startEchoHTTP runs this program as the HTTP echo server and returns its
+// URL and pid.
+func startEchoHTTP(self string) (*exec.Cmd, string) {
+	cmd := exec.Command(self, "-role", "echo-http")
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fatalf("echo server: %v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		fatalf("start echo server: %v", err)
+	}
+	var word, addr string
+	if _, err := fmt.Fscanln(out, &word, &addr); err != nil || word != "listening" {
+		fatalf("echo server did not start: %v", err)
+	}
+	return cmd, "http://" + addr + "/mcp"
+}

@@ -1,0 +1,364 @@
+// Command bench measures what toolgate costs: the same trivial echo tool
+// of an mcp-go server called directly and through toolgate (the built
+// binary, full decision and audit, fsync: always by default), for an HTTP
+// and a stdio downstream, in both client protocol eras, at concurrency 1
+// and 16, in interleaved rounds; a pack command through toolgate against
+// the same bare exec; and toolgate's memory with 1,000 idle sessions.
+//
+// Per configuration it reports p50/p99 latency, calls/s, and CPU per call
+// of toolgate, of the downstream server and of the bench client (deltas
+// over each phase of the processes' run time from /proc — per thread,
+// /proc/<pid>/task/*/schedstat, in ns, since utime+stime's 10 ms ticks are
+// too coarse over 16 server processes; children's from /proc/<pid>/stat —
+// summed over the rounds, divided by the calls), toolgate's RSS, and the targets
+// as ratios taken in this one run. Everything runs on loopback; every
+// loop is bounded and the program stops by itself.
+//
+// Usage, from the repository root:
+//
+//	go run ./scripts/bench [-rounds 3] [-calls 1500] [-toolgate BIN] [-fsync always|never]
+//	                      [-eras 2025-11-25,2026-07-28] [-sessions 1000] [-pack-calls 300]
+//	                      [-profile cpu.pprof]
+//
+// Without -toolgate it builds ./cmd/toolgate first. The era is chosen by
+// pinning mcp-go's client (client.WithProtocolVersion): 2025-11-25 keeps
+// it on initialize and Mcp-Session-Id, 2026-07-28 makes it stateless
+// (server/discover, _meta on every request). With -profile, a separate
+// toolgate runs with TOOLGATE_CPUPROFILE set under c16 load on both
+// downstreams and writes its CPU profile there (go tool pprof -top BIN FILE).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+)
+
+func main() {
+	role := flag.String("role", "", "internal: run as the echo server (echo-http, echo-stdio)")
+	bin := flag.String("toolgate", "", "toolgate binary to measure (default: build ./cmd/toolgate)")
+	rounds := flag.Int("rounds", 3, "interleaved rounds")
+	calls := flag.Int("calls", 1500, "calls per configuration, concurrency and round")
+	packCalls := flag.Int("pack-calls", 300, "pack calls (and bare execs) per round")
+	sessions := flag.Int("sessions", 1000, "idle sessions to open (0: skip)")
+	eras := flag.String("eras", eraSession+","+eraStateless, "client protocol eras, comma-separated")
+	fsync := flag.String("fsync", "always", "gateway.audit.fsync of the bench workspace")
+	profile := flag.String("profile", "", "write a CPU profile of toolgate under load to this file")
+	baseline := flag.String("baseline", "", "a second toolgate binary (say, main's) measured in the same interleaved rounds, for before/after ratios")
+	var gateEnv envList
+	flag.Var(&gateEnv, "toolgate-env", "KEY=VALUE added to toolgate's environment (repeatable; e.g. GODEBUG, GOGC)")
+	flag.Parse()
+	switch *role {
+	case "":
+	case "echo-http":
+		if err := serveEchoHTTP(); err != nil {
+			fatalf("%v", err)
+		}
+		return
+	case "echo-stdio":
+		if err := serveEchoStdio(); err != nil {
+			fatalf("%v", err)
+		}
+		return
+	default:
+		fatalf("unknown -role %q", *role)
+	}
+	if *rounds < 0 || *calls < 16 || *packCalls < 1 {
+		fatalf("-rounds ≥ 0 (0: only -sessions and -profile), -calls ≥ 16 and -pack-calls ≥ 1")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fatalf("find this program: %v", err)
+	}
+	tmp, err := os.MkdirTemp("", "toolgate-bench-")
+	if err != nil {
+		fatalf("%v", err)
+	}
+	defer os.RemoveAll(tmp)
+	if *bin == "" {
+		*bin = filepath.Join(tmp, "toolgate")
+		build := exec.Command("go", "build", "-o", *bin, "./cmd/toolgate")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fatalf("build toolgate (run from the repository root, or pass -toolgate): %v", err)
+		}
+	}
+	if *bin, err = filepath.Abs(*bin); err != nil {
+		fatalf("%v", err)
+	}
+	if *baseline != "" {
+		if *baseline, err = filepath.Abs(*baseline); err != nil {
+			fatalf("%v", err)
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 128 // every worker keeps its connection
+	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv, baseBin: *baseline}
+	echo, url := startEchoHTTP(self)
+	defer func() { _ = echo.Process.Kill(); _ = echo.Wait() }()
+	b.echoURL, b.echoPID = url, echo.Process.Pid
+	if *rounds > 0 {
+		b.run(strings.Split(*eras, ","), *rounds)
+	}
+	if *sessions > 0 {
+		b.idle(*sessions)
+	}
+	if *profile != "" {
+		b.profile(*profile)
+	}
+}
+
+// bench holds the processes and clients of one run.
+type bench struct {
+	self, bin, tmp   string
+	calls, packCalls int
+	fsync            string
+	gateEnv          []string
+
+	echoURL string
+	echoPID int
+	gate    *gate
+	hc      *http.Client
+	maxRSS  int64
+	// baseBin, when set, is measured beside bin in every round (baseGate).
+	baseBin  string
+	baseGate *gate
+	baseRSS  int64
+}
+
+// configs of one era, in the order they are measured and printed.
+const (
+	directHTTP = iota
+	gateHTTP
+	directStdio
+	gateStdio
+	baseHTTP  // the baseline toolgate (-baseline), when given
+	baseStdio //
+	nConfigs
+)
+
+var configNames = [nConfigs]string{"direct HTTP", "toolgate → HTTP", "direct stdio", "toolgate → stdio", "baseline → HTTP", "baseline → stdio"}
+
+// gated reports whether configuration c goes through a toolgate.
+func gated(c int) bool { return c != directHTTP && c != directStdio }
+
+// eraRun is one era's clients and what they measured.
+type eraRun struct {
+	era     string
+	clients [nConfigs][]*client.Client
+	// server lists the downstream's processes per configuration: toolgate
+	// may run one stdio server per client session.
+	server                     [nConfigs]func() []int
+	pack, basePack             *client.Client
+	res                        [nConfigs][2]phase // [config][c1, c16]
+	packRes, execRes, basePRes phase
+}
+
+// writeWorkspace writes the bench workspace into dir and returns its path.
+func (b *bench) writeWorkspace(dir string, sessions int) string {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fatalf("%v", err)
+	}
+	ws := filepath.Join(dir, "toolgate.yaml")
+	y := workspaceYAML(b.echoURL, []string{b.self, "-role", "echo-stdio"}, b.fsync, sessions)
+	if err := os.WriteFile(ws, []byte(y), 0o600); err != nil {
+		fatalf("%v", err)
+	}
+	return ws
+}
+
+func (b *bench) run(eras []string, rounds int) {
+	ws := b.writeWorkspace(filepath.Join(b.tmp, "load"), 64)
+	b.gate = startToolgate(b.bin, ws, b.gateEnv...)
+	defer b.gate.stop()
+	if b.baseBin != "" {
+		b.baseGate = startToolgate(b.baseBin, b.writeWorkspace(filepath.Join(b.tmp, "baseline"), 64), b.gateEnv...)
+		defer b.baseGate.stop()
+	}
+
+	runs := make([]*eraRun, len(eras))
+	for i, era := range eras {
+		runs[i] = b.open(strings.TrimSpace(era))
+	}
+	fmt.Printf("toolgate %s %s, fsync: %s; %d rounds × %d calls per configuration and concurrency; load %s\n",
+		b.bin, strings.Join(b.gateEnv, " "), b.fsync, rounds, b.calls, loadavg())
+	if b.baseGate != nil {
+		fmt.Printf("baseline %s, measured in the same rounds\n", b.baseBin)
+	}
+	for r := range rounds {
+		for _, er := range runs {
+			for ci, conc := range []int{1, 16} {
+				for _, group := range [][]int{{directHTTP, gateHTTP, baseHTTP}, {directStdio, gateStdio, baseStdio}} {
+					for _, c := range group {
+						if er.clients[c] != nil {
+							er.res[c][ci].add(b.phase(er, c, conc, b.calls))
+						}
+					}
+				}
+			}
+			er.packRes.add(b.packPhase(er.pack, b.gate))
+			if b.baseGate != nil {
+				er.basePRes.add(b.packPhase(er.basePack, b.baseGate))
+			}
+			er.execRes.add(execPhase(b.packCalls))
+		}
+		fmt.Fprintf(os.Stderr, "round %d/%d done (load %s)\n", r+1, rounds, loadavg())
+	}
+	for _, er := range runs {
+		b.report(er)
+	}
+	fmt.Printf("toolgate RSS, highest after a phase: %.1f MB\n", float64(b.maxRSS)/1024)
+	if b.baseGate != nil {
+		fmt.Printf("baseline RSS, highest after a phase: %.1f MB\n", float64(b.baseRSS)/1024)
+	}
+	for _, er := range runs {
+		for _, cls := range er.clients {
+			for _, cl := range cls {
+				cl.Close()
+			}
+		}
+		er.pack.Close()
+		if er.basePack != nil {
+			er.basePack.Close()
+		}
+	}
+}
+
+// open starts one era's clients: 16 per configuration, one per worker
+// (an HTTP session each; for direct stdio a server process each, as
+// toolgate runs one per client session toward a session-era stdio
+// server), so worker w of every configuration has a peer of its own.
+func (b *bench) open(era string) *eraRun {
+	er := &eraRun{era: era}
+	urls := map[int]string{directHTTP: b.echoURL, gateHTTP: b.gate.base + "/mcp/echohttp", gateStdio: b.gate.base + "/mcp/echostdio"}
+	if b.baseGate != nil {
+		urls[baseHTTP], urls[baseStdio] = b.baseGate.base+"/mcp/echohttp", b.baseGate.base+"/mcp/echostdio"
+	}
+	for c, url := range urls {
+		token := benchToken
+		if c == directHTTP {
+			token = ""
+		}
+		for range 16 {
+			er.clients[c] = append(er.clients[c], openHTTP(url, token, era, b.hc))
+		}
+	}
+	var stdioPIDs []int
+	for range 16 {
+		cl, pid := openStdio([]string{b.self, "-role", "echo-stdio"}, era)
+		er.clients[directStdio] = append(er.clients[directStdio], cl)
+		stdioPIDs = append(stdioPIDs, pid)
+	}
+	er.pack = openHTTP(b.gate.base+"/mcp/bench", benchToken, era, b.hc)
+	packs := []*client.Client{er.pack}
+	if b.baseGate != nil {
+		er.basePack = openHTTP(b.baseGate.base+"/mcp/bench", benchToken, era, b.hc)
+		packs = append(packs, er.basePack)
+	}
+	for _, cls := range er.clients {
+		for _, cl := range cls {
+			for range 20 {
+				if err := echoCall(cl); err != nil {
+					fatalf("warm-up (%s): %v", era, err)
+				}
+			}
+		}
+	}
+	for _, pk := range packs {
+		for range 20 {
+			if err := echoCall(pk); err != nil {
+				fatalf("warm-up pack (%s): %v", era, err)
+			}
+		}
+	}
+	stdioOf := func(g *gate) func() []int {
+		f := func() []int {
+			pids, err := findDescendants(g.pid, "echo-stdio", time.Now().Add(10*time.Second))
+			if err != nil {
+				fatalf("%v", err)
+			}
+			return pids
+		}
+		f()
+		return f
+	}
+	fixed := func(pids ...int) func() []int { return func() []int { return pids } }
+	er.server = [nConfigs]func() []int{directHTTP: fixed(b.echoPID), gateHTTP: fixed(b.echoPID), directStdio: fixed(stdioPIDs...), gateStdio: stdioOf(b.gate)}
+	if b.baseGate != nil {
+		er.server[baseHTTP], er.server[baseStdio] = fixed(b.echoPID), stdioOf(b.baseGate)
+	}
+	return er
+}
+
+// phase runs n echo calls of configuration c at conc.
+func (b *bench) phase(er *eraRun, c, conc, n int) phase {
+	cls := er.clients[c]
+	gatePID := 0
+	switch c {
+	case gateHTTP, gateStdio:
+		gatePID = b.gate.pid
+	case baseHTTP, baseStdio:
+		gatePID = b.baseGate.pid
+	}
+	p := runPhase(conc, n, gatePID, er.server[c](), func(w int) error { return echoCall(cls[w%len(cls)]) })
+	switch c {
+	case gateHTTP, gateStdio:
+		b.maxRSS = max(b.maxRSS, rssKB(gatePID))
+	case baseHTTP, baseStdio:
+		b.baseRSS = max(b.baseRSS, rssKB(gatePID))
+	}
+	return p
+}
+
+// packPhase runs the pack command through g, one call at a time.
+func (b *bench) packPhase(cl *client.Client, g *gate) phase {
+	return runPhase(1, b.packCalls, g.pid, nil, func(int) error { return echoCall(cl) })
+}
+
+// execPhase runs the pack's command directly, as bare exec, n times; its
+// CPU (the children's) is reported as the server's.
+func execPhase(n int) phase {
+	c0 := childrenCPU()
+	p := runPhase(1, n, 0, nil, func(int) error {
+		out, err := exec.Command("echo", "hello").Output()
+		if err == nil && string(out) != "hello\n" {
+			err = fmt.Errorf("echo printed %q", out)
+		}
+		return err
+	})
+	p.server = childrenCPU() - c0
+	return p
+}
+
+// envList is a repeatable KEY=VALUE flag.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+
+func (e *envList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(1)
+}
