@@ -275,7 +275,16 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 	d := snap.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
 	ev.Decision, ev.Tier, ev.Payload.Effects = string(d.Outcome), string(d.Tier), string(d.Effects)
 	ev.Reason = p.redactor.Redact(d.Reason)
-	p.log.Info("decision", "agent", req.Agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier, "protocol", req.Protocol)
+	// An allowed call is logged at debug only: the audit holds every
+	// decision, and a log line per call costs a tenth of the proxied call's
+	// CPU. A refusal or a hold, what an operator looks for, stays at info.
+	level := slog.LevelInfo
+	if d.Outcome == tiers.Allow {
+		level = slog.LevelDebug
+	}
+	if p.log.Enabled(ctx, level) {
+		p.log.Log(ctx, level, "decision", "agent", req.Agent, "action", ev.Action, "decision", d.Outcome, "tier", d.Tier, "protocol", req.Protocol)
+	}
 	p.log.Debug("decision reason", "agent", req.Agent, "action", ev.Action, "reason", ev.Reason)
 	if d.Outcome == tiers.Deny {
 		return p.refuse(ctx, ev, ev.Reason)
