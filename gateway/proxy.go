@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/packs/supervisor"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -82,6 +83,9 @@ func serverConfig(sv *workspace.MCPServer, creds map[string]string, getenv func(
 		ID: sv.ID, URL: sv.URL, Transport: sv.Transport, ProtocolVersion: sv.ProtocolVersion,
 		Timeout: sv.Timeout.D(), MaxMessage: int64(sv.MaxOutput), HTTPClient: client,
 		Logger: log.With("server", sv.ID),
+		// A stdio server's whole tree stops with its session and with the
+		// gateway, even one killed outright (see Config.Supervisor).
+		Supervisor: supervisor.Default,
 	}
 	if len(sv.TimeoutOverrides) > 0 {
 		cfg.TimeoutFor = map[string]time.Duration{}

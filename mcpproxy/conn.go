@@ -42,6 +42,13 @@ type Config struct {
 	TimeoutFor map[string]time.Duration
 	// MaxMessage bounds one message read from the server.
 	MaxMessage int64
+	// Supervisor, when set, is the toolgate binary (supervisor.Default)
+	// that runs a stdio server under the packs supervisor: a subreaper that
+	// stops the server's whole tree when the session ends and when the
+	// gateway dies, even by SIGKILL, which a server that stopped reading
+	// its stdin would otherwise outlive. Empty runs the server directly in
+	// its own process group.
+	Supervisor string
 	// HTTPClient is shared by every HTTP session to this server.
 	HTTPClient *http.Client
 	Logger     *slog.Logger

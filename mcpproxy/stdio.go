@@ -25,10 +25,19 @@ const stdioKillGrace = 2 * time.Second
 const stderrTail = 2048
 
 // stdioConn is one server process speaking newline-delimited JSON-RPC on
-// stdin/stdout, in its own process group.
+// stdin/stdout, in its own process group — under the packs supervisor when
+// Config.Supervisor is set, so that its whole tree stops with the session
+// and with the gateway, even a gateway killed outright.
 type stdioConn struct {
 	cfg *Config
 	cmd *exec.Cmd
+	// ctl is the write end of the supervisor's control pipe (nil without
+	// one): a byte asks it to stop the tree; its closing, when the gateway
+	// dies, does too.
+	ctl *os.File
+	// report is the read end of the supervisor's report pipe (nil without
+	// one): what the server's exit was, read once the supervisor exited.
+	report *os.File
 	// in is the write end of the server's stdin pipe, with write
 	// deadlines: a server that stops reading cannot hold a writer (or
 	// Close) past the bound.
@@ -46,31 +55,49 @@ type stdioConn struct {
 
 func dialStdio(cfg *Config) (*stdioConn, error) {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	if cmd.Err != nil {
+		return nil, fmt.Errorf("start server %q (%s): %w", cfg.ID, cfg.Command[0], cmd.Err)
+	}
 	cmd.Env = cfg.Env
 	if cmd.Env == nil {
 		cmd.Env = []string{}
 	}
 	cmd.Dir = cfg.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var ctl, report *os.File
+	if cfg.Supervisor != "" {
+		var err error
+		if ctl, report, err = superviseCmd(cmd, cfg.Supervisor); err != nil {
+			return nil, fmt.Errorf("start server %q: %w", cfg.ID, err)
+		}
+	}
 	stdin, in, err := os.Pipe()
 	if err != nil {
+		closeFiles(ctl, report)
 		return nil, err
 	}
 	cmd.Stdin = stdin
 	defer stdin.Close() // the child holds its own copy once started
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		in.Close()
+		closeFiles(ctl, report)
 		return nil, err
 	}
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
+		in.Close()
+		closeFiles(ctl, report)
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	closeChildEnds(cmd)
+	if err != nil {
 		in.Close()
+		closeFiles(ctl, report)
 		return nil, fmt.Errorf("start server %q (%s): %w", cfg.ID, cfg.Command[0], err)
 	}
-	c := &stdioConn{cfg: cfg, cmd: cmd, in: in, recv: make(chan Incoming, 64), done: make(chan struct{}), exited: make(chan struct{})}
+	c := &stdioConn{cfg: cfg, cmd: cmd, ctl: ctl, report: report, in: in, recv: make(chan Incoming, 64), done: make(chan struct{}), exited: make(chan struct{})}
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); c.readStderr(errPipe) }()
@@ -84,6 +111,9 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 		}
 		readers.Wait()
 		werr := cmd.Wait()
+		if c.report != nil {
+			werr = supervisedExit(c.report, werr)
+		}
 		close(c.exited)
 		switch {
 		case rerr != nil:
@@ -227,6 +257,13 @@ func (c *stdioConn) Close() error {
 		select {
 		case <-c.exited:
 		case <-time.After(stdioKillGrace):
+			if c.ctl != nil {
+				// The supervisor terminates, waits its grace, kills, and
+				// exits once no descendant is left.
+				c.stop()
+				<-c.exited
+				break
+			}
 			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
 			select {
 			case <-c.exited:
@@ -237,8 +274,22 @@ func (c *stdioConn) Close() error {
 		// Children left in the group outlive no session.
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 		<-c.done
+		closeFiles(c.ctl, c.report)
 	})
 	return nil
 }
 
-func (c *stdioConn) kill() { _ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL) }
+// kill stops the server at once (a protocol failure): its whole tree
+// through the supervisor, else its process group.
+func (c *stdioConn) kill() {
+	if c.ctl != nil {
+		c.stop()
+		return
+	}
+	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// stop asks the supervisor to stop the server's tree. The pipe holds the
+// byte whether or not the supervisor reads it yet; an error means it has
+// gone already.
+func (c *stdioConn) stop() { _, _ = c.ctl.Write([]byte{0}) }

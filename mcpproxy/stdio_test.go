@@ -2,17 +2,27 @@ package mcpproxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
 func dialTiny(t *testing.T, env ...string) *stdioConn {
 	t.Helper()
-	c, err := dialStdio(tinyConfig("tiny", env...))
+	return dialConfig(t, tinyConfig("tiny", env...))
+}
+
+func dialConfig(t *testing.T, cfg *Config) *stdioConn {
+	t.Helper()
+	c, err := dialStdio(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,18 +59,32 @@ func TestStdioRoundTrip(t *testing.T) {
 	c.SetProtocolVersion("2025-11-25")
 }
 
+// supervised is how each process test runs: the server started directly,
+// and under the packs supervisor (the test binary is one, as toolgate is).
+var supervised = []struct {
+	name       string
+	supervisor string
+}{{"direct", ""}, {"supervised", supervisor.Default}}
+
 // TestStdioExit: a server that exits ends the connection with its exit
 // status and the last line of its stderr; writes fail after.
 func TestStdioExit(t *testing.T) {
 	t.Parallel()
-	c := dialTiny(t)
-	_ = c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crash"}}`), []byte("1"))
-	<-c.Done()
-	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "crashing on purpose") {
-		t.Errorf("exit error %v", err)
-	}
-	if err := c.Send(context.Background(), []byte(`{}`), nil); err == nil {
-		t.Error("write to an exited server succeeded")
+	for _, tt := range supervised {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tinyConfig("tiny")
+			cfg.Supervisor = tt.supervisor
+			c := dialConfig(t, cfg)
+			_ = c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crash"}}`), []byte("1"))
+			<-c.Done()
+			if err := c.Err(); err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "crashing on purpose") {
+				t.Errorf("exit error %v", err)
+			}
+			if err := c.Send(context.Background(), []byte(`{}`), nil); err == nil {
+				t.Error("write to an exited server succeeded")
+			}
+		})
 	}
 }
 
@@ -87,18 +111,88 @@ func TestStdioStopsReading(t *testing.T) {
 // and its process group with it; Close returns once it is reaped.
 func TestStdioCloseKills(t *testing.T) {
 	t.Parallel()
-	c := dialTiny(t, "TG_TINY_IGNORE_EOF=1")
-	pid := c.cmd.Process.Pid
-	start := time.Now()
-	c.Close()
-	if d := time.Since(start); d < stdioKillGrace {
-		t.Errorf("closed after %v, before the grace period", d)
+	for _, tt := range supervised {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tinyConfig("tiny", "TG_TINY_IGNORE_EOF=1")
+			cfg.Supervisor = tt.supervisor
+			c := dialConfig(t, cfg)
+			pid := serverPID(t, c)
+			start := time.Now()
+			c.Close()
+			if d := time.Since(start); d < stdioKillGrace {
+				t.Errorf("closed after %v, before the grace period", d)
+			}
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("process %d still there: %v", pid, err)
+			}
+			if !strings.Contains(c.Err().Error(), "signal: terminated") {
+				t.Errorf("err %v", c.Err())
+			}
+		})
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("process %d still there: %v", pid, err)
+}
+
+// TestStdioSupervisorOutlivesNoGateway: when the gateway dies — its end of
+// the control pipe closes, as the kernel closes it for a killed process —
+// the supervisor stops a server that reads nothing and so never sees its
+// stdin end.
+func TestStdioSupervisorOutlivesNoGateway(t *testing.T) {
+	t.Parallel()
+	cfg := tinyConfig("tiny", "TG_TINY_NOREAD=1")
+	cfg.Supervisor = supervisor.Default
+	c := dialConfig(t, cfg)
+	server := onlyChild(t, c.cmd.Process.Pid)
+	c.ctl.Close()
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the supervisor did not stop the server when its gateway went")
 	}
-	if !strings.Contains(c.Err().Error(), "signal: terminated") {
-		t.Errorf("err %v", c.Err())
+	if err := syscall.Kill(server, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("server %d outlived its gateway: %v", server, err)
+	}
+}
+
+// serverPID is the server's own process: the tiny server's pid tool.
+func serverPID(t *testing.T, c *stdioConn) int {
+	t.Helper()
+	if err := c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pid"}}`), []byte("7")); err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(recvLine(t, c)), &resp); err != nil || len(resp.Result.Content) != 1 {
+		t.Fatalf("pid answer: %v %+v", err, resp)
+	}
+	pid, err := strconv.Atoi(resp.Result.Content[0].Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// onlyChild polls /proc (a condition with a deadline) for the one child
+// of pid: the server a supervisor started.
+func onlyChild(t *testing.T, pid int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if f := strings.Fields(string(b)); len(f) == 1 {
+			n, err := strconv.Atoi(f[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d has no child", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
