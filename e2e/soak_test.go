@@ -286,8 +286,9 @@ sampling:
 	// Quiet: sessions idle out (idle_ttl 3s) and their processes exit.
 	// What stays is each agent's stateless relay to the stdio server (one
 	// process per agent and server, for 2026-07-28 requests, until the
-	// gateway stops): alice, bob and mallory.
-	const relays = 3
+	// gateway stops): alice, bob and mallory — each the server and the
+	// supervisor it runs under.
+	const relays = 3 * 2
 	quiet := sampleNow()
 	deadline := time.Now().Add(30 * time.Second)
 	for quiet.procs > relays && time.Now().Before(deadline) {
@@ -338,7 +339,7 @@ sampling:
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 			left = append(left, fmt.Sprintf("%d %s", p, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
 		}
-		t.Errorf("soak: %d child processes still run 30s after the load (%d stateless relays expected): %s", quiet.procs, relays, strings.Join(left, "; "))
+		t.Errorf("soak: %d child processes still run 30s after the load (%d expected: 3 stateless relays, each a server and its supervisor): %s", quiet.procs, relays, strings.Join(left, "; "))
 	}
 	st.report(t)
 
