@@ -17,7 +17,8 @@ const benchToken = "bench-token-0123456789"
 
 // workspaceYAML is the bench workspace: the echo server over HTTP and over
 // stdio, a one-command pack, one agent granted all three; fsync as asked,
-// sessions raised for the idle-session measurement. Tiers are the
+// sessions raised for the idle-session measurement (0 leaves the line
+// out, for a toolgate older than the session caps). Tiers are the
 // defaults (cautious): echo is declared read, so calls are allowed
 // without approval but still fully decided and audited.
 func workspaceYAML(echoURL string, stdioArgv []string, fsync string, sessions int) string {
@@ -25,10 +26,13 @@ func workspaceYAML(echoURL string, stdioArgv []string, fsync string, sessions in
 	for i, a := range stdioArgv {
 		q[i] = fmt.Sprintf("%q", a)
 	}
+	limits := ""
+	if sessions > 0 {
+		limits = fmt.Sprintf("\n  sessions: {max_per_agent: %d}", sessions)
+	}
 	return fmt.Sprintf(`version: 1
 gateway:
-  audit: {path: audit.jsonl, fsync: %s}
-  sessions: {max_per_agent: %d}
+  audit: {path: audit.jsonl, fsync: %s}%s
 mcp_servers:
   - id: echohttp
     url: %s
@@ -48,7 +52,7 @@ agents:
   - id: bench
     token: {env: BENCH_TOKEN}
     grants: [tool:echohttp:echo, tool:echostdio:echo, tool:bench:echo]
-`, fsync, sessions, echoURL, strings.Join(q, ", "))
+`, fsync, limits, echoURL, strings.Join(q, ", "))
 }
 
 // gate is one running toolgate daemon.

@@ -29,6 +29,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"net/http"
@@ -174,12 +175,24 @@ func (b *bench) writeWorkspace(dir string, sessions int) string {
 	return ws
 }
 
+// baselineWorkspace is the bench workspace for the baseline binary: as
+// toolgate's, or without the session caps if the baseline predates them
+// (it then has none).
+func (b *bench) baselineWorkspace(dir string) string {
+	ws := b.writeWorkspace(dir, 64)
+	out, err := exec.Command(b.baseBin, "check", "-w", ws).CombinedOutput()
+	if err != nil && bytes.Contains(out, []byte(`unknown field "sessions"`)) {
+		return b.writeWorkspace(dir, 0)
+	}
+	return ws
+}
+
 func (b *bench) run(eras []string, rounds int) {
 	ws := b.writeWorkspace(filepath.Join(b.tmp, "load"), 64)
 	b.gate = startToolgate(b.bin, ws, b.gateEnv...)
 	defer b.gate.stop()
 	if b.baseBin != "" {
-		b.baseGate = startToolgate(b.baseBin, b.writeWorkspace(filepath.Join(b.tmp, "baseline"), 64), b.gateEnv...)
+		b.baseGate = startToolgate(b.baseBin, b.baselineWorkspace(filepath.Join(b.tmp, "baseline")), b.gateEnv...)
 		defer b.baseGate.stop()
 	}
 
