@@ -72,7 +72,10 @@ var ErrBadState = errors.New("the requestState was not issued by this gateway or
 // Open checks and returns the claims of a requestState toolgate issued.
 func (s *Sealer) Open(state string, now time.Time) (StateClaims, error) {
 	var c StateClaims
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(state, statePrefix))
+	// Strict: the unused low bits of the last character must be zero, so a
+	// state has exactly one spelling and an altered character never
+	// decodes to the bytes that were sealed.
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(strings.TrimPrefix(state, statePrefix))
 	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
 		return c, ErrBadState
 	}

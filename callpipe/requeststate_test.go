@@ -41,12 +41,28 @@ func TestSealer(t *testing.T) {
 	other, _ := NewSealer(make([]byte, 32))
 	raw, _ := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(state, statePrefix))
 	raw[len(raw)-1] ^= 1
-	for name, bad := range map[string]string{
+	cases := map[string]string{
 		"other key": state,
 		"altered":   statePrefix + base64.RawURLEncoding.EncodeToString(raw),
 		"short":     statePrefix + "AAAA",
 		"not b64":   statePrefix + "!!!",
-	} {
+	}
+	// The same bytes spelled with the last character's unused low bits set
+	// (a lenient decoder would open it): refused, so a state has one
+	// spelling. Seal until the encoding has unused bits (length not a
+	// multiple of 3).
+	for claims.Agent = "bot"; ; claims.Agent += "x" {
+		st, _ := s.Seal(claims)
+		b := strings.TrimPrefix(st, statePrefix)
+		if len(b)%4 == 0 {
+			continue
+		}
+		const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+		last := strings.IndexByte(alphabet, b[len(b)-1])
+		cases["non-canonical"] = st[:len(st)-1] + string(alphabet[last|1])
+		break
+	}
+	for name, bad := range cases {
 		sealer := s
 		if name == "other key" {
 			sealer = other

@@ -210,7 +210,14 @@ func TestModernUserApprovesByInputRequired(t *testing.T) {
 		}
 		return c[0].(map[string]any)["text"].(string)
 	}
-	tampered := state[:len(state)-2] + "AA"
+	// One character in the middle changed: every bit of it is data, so the
+	// sealed bytes always change (the last characters hold unused bits).
+	mid := len(state) / 2
+	flip := byte('A')
+	if state[mid] == 'A' {
+		flip = 'B'
+	}
+	tampered := state[:mid] + string(flip) + state[mid+1:]
 	if got := text(call(notes, "append", map[string]any{"text": "hello"}, map[string]any{"inputResponses": yes, "requestState": tampered})); !strings.Contains(got, "requestState refused") {
 		t.Errorf("tampered state: %q, want refused", got)
 	}
