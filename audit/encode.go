@@ -7,7 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/strictjson"
 )
 
 // appendEvent appends the JSON of ev without its hash field: byte for byte
@@ -25,32 +26,32 @@ func appendEvent(dst []byte, ev *Event) ([]byte, error) {
 		return nil, fmt.Errorf("encode audit event: time: %w", err)
 	}
 	dst = append(dst, `","agent":`...)
-	dst = appendString(dst, ev.Agent)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Agent)
 	dst = append(dst, `,"action":`...)
-	dst = appendString(dst, ev.Action)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Action)
 	dst = append(dst, `,"decision":`...)
-	dst = appendString(dst, ev.Decision)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Decision)
 	dst = append(dst, `,"reason":`...)
-	dst = appendString(dst, ev.Reason)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Reason)
 	dst = append(dst, `,"tier":`...)
-	dst = appendString(dst, ev.Tier)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Tier)
 	dst = append(dst, `,"payload":{"provider":`...)
-	dst = appendString(dst, ev.Payload.Provider)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Payload.Provider)
 	dst = append(dst, `,"container":`...)
-	dst = appendString(dst, ev.Payload.Container)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Payload.Container)
 	dst = append(dst, `,"member":`...)
-	dst = appendString(dst, ev.Payload.Member)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Payload.Member)
 	dst = append(dst, `,"effects":`...)
-	dst = appendString(dst, ev.Payload.Effects)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Payload.Effects)
 	dst = append(dst, `},"args_sha256":`...)
-	dst = appendString(dst, ev.ArgsSHA256)
+	dst = strictjson.AppendStringNoHTML(dst, ev.ArgsSHA256)
 	if len(ev.Argv) > 0 {
 		dst = append(dst, `,"argv":[`...)
 		for i, a := range ev.Argv {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, a)
+			dst = strictjson.AppendStringNoHTML(dst, a)
 		}
 		dst = append(dst, ']')
 	}
@@ -72,7 +73,7 @@ func appendEvent(dst []byte, ev *Event) ([]byte, error) {
 	}
 	if ev.Error != "" {
 		dst = append(dst, `,"error":`...)
-		dst = appendString(dst, ev.Error)
+		dst = strictjson.AppendStringNoHTML(dst, ev.Error)
 	}
 	if ev.Of != nil {
 		dst = append(dst, `,"of":`...)
@@ -80,11 +81,11 @@ func appendEvent(dst []byte, ev *Event) ([]byte, error) {
 	}
 	if ev.Revision != "" {
 		dst = append(dst, `,"revision":`...)
-		dst = appendString(dst, ev.Revision)
+		dst = strictjson.AppendStringNoHTML(dst, ev.Revision)
 	}
 	if ev.TraceID != "" {
 		dst = append(dst, `,"trace_id":`...)
-		dst = appendString(dst, ev.TraceID)
+		dst = strictjson.AppendStringNoHTML(dst, ev.TraceID)
 	}
 	dst = append(dst, `,"approval":`...)
 	if dst, err = appendRaw(dst, ev.Approval); err != nil {
@@ -94,15 +95,15 @@ func appendEvent(dst []byte, ev *Event) ([]byte, error) {
 		dst = append(dst, `,"checkpoint":{"seq":`...)
 		dst = strconv.AppendInt(dst, cp.Seq, 10)
 		dst = append(dst, `,"hash":`...)
-		dst = appendString(dst, cp.Hash)
+		dst = strictjson.AppendStringNoHTML(dst, cp.Hash)
 		dst = append(dst, `,"key":`...)
-		dst = appendString(dst, cp.Key)
+		dst = strictjson.AppendStringNoHTML(dst, cp.Key)
 		dst = append(dst, `,"sig":`...)
-		dst = appendString(dst, cp.Sig)
+		dst = strictjson.AppendStringNoHTML(dst, cp.Sig)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `,"prev":`...)
-	dst = appendString(dst, ev.Prev)
+	dst = strictjson.AppendStringNoHTML(dst, ev.Prev)
 	return append(dst, '}'), nil
 }
 
@@ -120,62 +121,7 @@ func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-const hexDigits = "0123456789abcdef"
 
-// appendString appends s as encoding/json writes a string with HTML
-// escaping off: ", \ and control characters escaped (\b \f \n \r \t by
-// name), invalid UTF-8 as \ufffd, U+2028 and U+2029 as \u escapes.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
 
 // encodeLine renders ev (whose Hash is ignored) as one audit line ending in a
 // newline, and returns the line's hash. The hash covers exactly the bytes of

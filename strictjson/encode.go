@@ -106,14 +106,22 @@ func appendFloat(dst []byte, f float64, ok *bool) []byte {
 const hexDigits = "0123456789abcdef"
 
 // AppendString appends s as a JSON string, escaped exactly as
-// encoding/json escapes it by default. s must be valid UTF-8 (Parse
-// guarantees it); invalid bytes become U+FFFD, as encoding/json does.
-func AppendString(dst []byte, s string) []byte {
+// encoding/json escapes it by default (<, > and & as \u escapes). s must be
+// valid UTF-8 (Parse guarantees it); invalid bytes become U+FFFD, as
+// encoding/json does.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, true) }
+
+// AppendStringNoHTML is AppendString as an encoding/json Encoder with
+// SetEscapeHTML(false) writes it: <, > and & as they are. The audit log
+// writes its lines this way.
+func AppendStringNoHTML(dst []byte, s string) []byte { return appendString(dst, s, false) }
+
+func appendString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if b >= 0x20 && b != '"' && b != '\\' && (!html || b != '<' && b != '>' && b != '&') {
 				i++
 				continue
 			}
