@@ -121,8 +121,6 @@ func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-
-
 // encodeLine renders ev (whose Hash is ignored) as one audit line ending in a
 // newline, and returns the line's hash. The hash covers exactly the bytes of
 // the line up to its hash field, closed with "}".
