@@ -218,45 +218,11 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// startLoggedDaemon runs the bench's daemon at --log-level debug.
+// startDaemon runs the bench's daemon at --log-level debug, keeping its
+// JSON log.
 func (b *bench) startDaemon(t *testing.T) *loggedDaemon {
 	t.Helper()
-	cmd := exec.Command(binary, "--log-format", "json", "--log-level", "debug", "serve", "--listen", "127.0.0.1:0", "-w", b.ws)
-	cmd.Env = append(os.Environ(), b.env...)
-	pr, pw := io.Pipe()
-	d := &loggedDaemon{}
-	cmd.Stderr = io.MultiWriter(lockedWriter{&d.mu, &d.log}, pw)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		_ = pw.Close()
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var rec struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
-			}
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "listening" {
-				found <- rec.Addr
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	select {
-	case addr := <-found:
-		d.base = "http://" + addr
-	case <-time.After(30 * time.Second):
-		t.Fatalf("toolgate serve did not listen:\n%s", d.logText())
-	}
-	return d
+	return startFleetDaemon(t, b.ws, b.env, "--log-level", "debug")
 }
 
 // peer is a raw JSON-RPC client of toolgate: it sends the bytes it is
