@@ -27,26 +27,10 @@ import (
 // stdio, and the per-attempt check that what ran downstream is what the
 // audit says was decided.
 
-var (
-	recorderOnce sync.Once
-	recorderBin  string
-	recorderErr  error
-)
-
-// recorderBinary builds testdata/recorder once, beside the toolgate binary.
+// recorderBinary is testdata/recorder, built once.
 func recorderBinary(t testing.TB) string {
 	t.Helper()
-	recorderOnce.Do(func() {
-		recorderBin = filepath.Join(filepath.Dir(binary), "recorder")
-		out, err := exec.Command("go", "build", "-o", recorderBin, "./testdata/recorder").CombinedOutput()
-		if err != nil {
-			recorderErr = fmt.Errorf("build recorder: %v\n%s", err, out)
-		}
-	})
-	if recorderErr != nil {
-		t.Fatal(recorderErr)
-	}
-	return recorderBin
+	return recorderBuild.binary(t, "recorder", "./testdata/recorder")
 }
 
 // startRecorderHTTP runs the recorder (impl mcpgo or raw) over streamable

@@ -41,34 +41,12 @@ func closeFleetPG() {
 	if fleetPG.c != nil {
 		fleetPG.c.Close()
 	}
-	if sidefx.dir != "" {
-		os.RemoveAll(sidefx.dir)
-	}
 }
 
-// sidefx is testdata/sidefx, built once for the fleet tests.
-var sidefx struct {
-	once      sync.Once
-	dir, path string
-	err       error
-}
-
+// sidefxBinary is testdata/sidefx, built once for the fleet tests.
 func sidefxBinary(t testing.TB) string {
 	t.Helper()
-	sidefx.once.Do(func() {
-		if sidefx.dir, sidefx.err = os.MkdirTemp("", "toolgate-sidefx-"); sidefx.err != nil {
-			return
-		}
-		sidefx.path = filepath.Join(sidefx.dir, "sidefx")
-		out, err := exec.Command("go", "build", "-o", sidefx.path, "./testdata/sidefx").CombinedOutput()
-		if err != nil {
-			sidefx.err = fmt.Errorf("build sidefx: %v\n%s", err, out)
-		}
-	})
-	if sidefx.err != nil {
-		t.Fatal(sidefx.err)
-	}
-	return sidefx.path
+	return sidefxBuild.binary(t, "sidefx", "./testdata/sidefx")
 }
 
 // fleetWorkspace is one deployment's workspace: echo:say and echo:shout

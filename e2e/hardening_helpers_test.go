@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,26 +17,10 @@ import (
 // The bench of the gateway hardening tests: a misbehaving MCP server
 // (testdata/hostile) and what /proc says about toolgate and its children.
 
-var (
-	hostileOnce sync.Once
-	hostileBin  string
-	hostileErr  error
-)
-
-// hostileBinary builds testdata/hostile once, beside the toolgate binary.
+// hostileBinary is testdata/hostile, built once.
 func hostileBinary(t testing.TB) string {
 	t.Helper()
-	hostileOnce.Do(func() {
-		hostileBin = filepath.Join(filepath.Dir(binary), "hostile")
-		out, err := exec.Command("go", "build", "-o", hostileBin, "./testdata/hostile").CombinedOutput()
-		if err != nil {
-			hostileErr = fmt.Errorf("build hostile: %v\n%s", err, out)
-		}
-	})
-	if hostileErr != nil {
-		t.Fatal(hostileErr)
-	}
-	return hostileBin
+	return hostileBuild.binary(t, "hostile", "./testdata/hostile")
 }
 
 // startHostileHTTP runs the hostile server over streamable HTTP with flags

@@ -11,33 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-var (
-	confServerOnce sync.Once
-	confServerBin  string
-	confServerErr  error
-)
-
-// conformanceServer builds e2e/conformance-server once, beside the toolgate
-// binary (removed with it by TestMain).
+// conformanceServer is e2e/conformance-server, built once.
 func conformanceServer(t testing.TB) string {
 	t.Helper()
-	confServerOnce.Do(func() {
-		confServerBin = filepath.Join(filepath.Dir(binary), "conformance-server")
-		cmd := exec.Command("go", "build", "-o", confServerBin, "./conformance-server")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			confServerErr = fmt.Errorf("build conformance-server: %v\n%s", err, out)
-		}
-	})
-	if confServerErr != nil {
-		t.Fatal(confServerErr)
-	}
-	return confServerBin
+	return confServerBuild.binary(t, "conformance-server", "./conformance-server")
 }
 
 // startConfHTTP runs the conformance server over streamable HTTP (with
