@@ -22,16 +22,9 @@ import (
 // idPrefix starts every call id the script makes.
 const idPrefix = "call"
 
-// Options configure a Server.
-type Options struct {
-	// Turns are played in order on the main conversation.
-	Turns []scriptedmodel.Turn
-	// FinalText ends the conversation after the last turn.
-	FinalText string
-	// MainTool identifies the main conversation: a request declaring this
-	// function. Other requests get a short text reply.
-	MainTool string
-}
+// Options configure a Server: the turns, the final text and the main
+// conversation's tool, as for the Messages endpoint.
+type Options = scriptedmodel.Options
 
 // Server is a running scripted Gemini endpoint.
 type Server struct {
