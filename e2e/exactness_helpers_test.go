@@ -37,25 +37,7 @@ func recorderBinary(t testing.TB) string {
 // HTTP, recording to file, and returns its endpoint URL.
 func startRecorderHTTP(t testing.TB, impl, file string) string {
 	t.Helper()
-	cmd := exec.Command(recorderBinary(t), "-impl", impl, "-record", file, "-addr", "127.0.0.1:0")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("recorder did not start: %v", err)
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	return "http://" + strings.TrimSpace(strings.TrimPrefix(line, "listening ")) + "/mcp"
+	return startListening(t, recorderBinary(t), "-impl", impl, "-record", file, "-addr", "127.0.0.1:0")
 }
 
 // memoryServer returns node and server-memory's entry point (the

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,25 +24,7 @@ func hostileBinary(t testing.TB) string {
 // and returns its endpoint URL.
 func startHostileHTTP(t testing.TB, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(hostileBinary(t), append([]string{"-addr", "127.0.0.1:0"}, flags...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("hostile server did not start: %v", err)
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	return "http://" + strings.TrimSpace(strings.TrimPrefix(line, "listening ")) + "/mcp"
+	return startListening(t, hostileBinary(t), append([]string{"-addr", "127.0.0.1:0"}, flags...)...)
 }
 
 // pidDir is where hostile servers started with -pids DIR leave a file

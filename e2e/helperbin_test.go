@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -35,3 +39,29 @@ func (b *builtOnce) binary(t testing.TB, name, pkg string) string {
 
 // The helper programs the tests build.
 var recorderBuild, hostileBuild, confServerBuild, sidefxBuild builtOnce
+
+// startListening runs bin with args (which give it -addr 127.0.0.1:0), waits
+// for its first stdout line "listening ADDR" and returns its streamable HTTP
+// endpoint, http://ADDR/mcp. The process is killed when the test ends.
+func startListening(t testing.TB, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s did not start: %v", filepath.Base(bin), err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return "http://" + strings.TrimSpace(strings.TrimPrefix(line, "listening ")) + "/mcp"
+}

@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,25 +23,7 @@ func conformanceServer(t testing.TB) string {
 // extra flags, e.g. -legacy) and returns its endpoint URL.
 func startConfHTTP(t testing.TB, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(conformanceServer(t), append([]string{"-addr", "127.0.0.1:0"}, flags...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("conformance server did not start: %v", err)
-	}
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "listening "))
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	return "http://" + addr + "/mcp"
+	return startListening(t, conformanceServer(t), append([]string{"-addr", "127.0.0.1:0"}, flags...)...)
 }
 
 // rawSession speaks MCP streamable HTTP with raw JSON, so that tests see
