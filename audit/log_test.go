@@ -180,6 +180,9 @@ func TestUnwritable(t *testing.T) {
 	}
 
 	if _, err := os.Stat("/dev/full"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no /dev/full: the disk-full case needs it (any Linux has it)")
+		}
 		t.Skip("no /dev/full on this system")
 	}
 	l, err := Open("/dev/full", Options{Fsync: true})

@@ -68,6 +68,9 @@ func TestAuditFailClosed(t *testing.T) {
 			name: "disk full",
 			before: func(t *testing.T, log string) {
 				if _, err := os.Stat("/dev/full"); err != nil {
+					if os.Getenv("CI") != "" {
+						t.Fatal("no /dev/full: the disk-full case needs it (any Linux has it)")
+					}
 					t.Skip("no /dev/full on this system")
 				}
 				if err := os.Symlink("/dev/full", log); err != nil {

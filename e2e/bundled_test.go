@@ -41,6 +41,9 @@ func requireBinaries(t *testing.T, names ...string) {
 	t.Helper()
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not installed; run scripts/ci-deps/bundled.sh", n)
+			}
 			t.Skipf("%s not installed; run scripts/ci-deps/bundled.sh", n)
 		}
 	}

@@ -38,9 +38,9 @@ func (b *bench) approve(t *testing.T, p peer, id string) {
 	if strings.Contains(r.stderr, "no such approval request") {
 		hp, isHTTP := p.(*httpPeer)
 		if !isHTTP {
-			// Until the gateway keeps its approvals in the shared store
-			// (DESIGN §11, issue 14), a stdio instance's are its own.
-			t.Skipf("a stdio instance's approval %s cannot be granted from outside it in this tree (no shared store yet)", id)
+			// A stdio instance keeps its approvals in the workspace's shared
+			// store (DESIGN §11): the CLI must find them there.
+			t.Fatalf("approvals approve %s: the stdio instance's approval is not in the shared store:\n%s", id, r.stderr)
 		}
 		base := hp.url[:strings.Index(hp.url, "/mcp/")]
 		if r = toolgate(t, b.dir, b.env, "approvals", "--server", base, "approve", id); r.code == 0 {

@@ -110,6 +110,9 @@ func TestCallPackRunsInWorkspaceDir(t *testing.T) {
 func TestAuditFailureFailsTheCall(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/dev/full"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no /dev/full: the disk-full case needs it (any Linux has it)")
+		}
 		t.Skip("no /dev/full on this system")
 	}
 	g := openTestGateway(t, "/dev/full")
@@ -127,6 +130,9 @@ func TestAuditFailureFailsTheCall(t *testing.T) {
 func TestNoSideEffectsWhileAuditFails(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/dev/full"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no /dev/full: the disk-full case needs it (any Linux has it)")
+		}
 		t.Skip("no /dev/full on this system")
 	}
 	dir := t.TempDir()
