@@ -115,13 +115,18 @@ func NewSession(ctx context.Context, cfg *Config, up Upstream, hooks Hooks) (*Se
 	if err != nil {
 		return nil, err
 	}
+	return newSession(cfg, up, hooks, conn), nil
+}
+
+// newSession is a session on conn, already connected.
+func newSession(cfg *Config, up Upstream, hooks Hooks, conn Conn) *Session {
 	sctx, stop := context.WithCancel(context.Background())
 	s := &Session{cfg: cfg, up: up, hooks: hooks, log: cfg.log(), ctx: sctx, stop: stop,
 		pending: map[int64]*pending{}, byClientID: map[string]int64{}, tokens: map[string]json.RawMessage{},
 		serverReqs: map[string]serverReq{}, serverIDs: map[string]string{}, replay: map[string]*jsonrpc.Message{},
 		outbound: jsonrpc.NewOutbound("tg-")}
 	s.install(conn, true)
-	return s, nil
+	return s
 }
 
 // install makes conn the session's connection and starts reading it. It
@@ -385,6 +390,13 @@ func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID js
 	}
 	if err := conn.Send(ctx, out, wireID); err != nil {
 		s.drop(id)
+		// A Close racing the write fails the write ("file already
+		// closed"); the client is told what happened: the session closed.
+		select {
+		case r := <-p.ch:
+			return r
+		default:
+		}
 		return reply{err: fmt.Errorf("server %q: %w", s.cfg.ID, err)}
 	}
 	timer := time.NewTimer(timeout)

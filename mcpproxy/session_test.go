@@ -2,9 +2,12 @@ package mcpproxy
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -260,5 +263,50 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// heldConn is a connection whose request writes wait until it is closed
+// and then fail as a closed pipe does: a Close racing a write, every time.
+type heldConn struct {
+	entered chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	recv    chan Incoming
+}
+
+func newHeldConn() *heldConn {
+	return &heldConn{entered: make(chan struct{}, 1), done: make(chan struct{}), recv: make(chan Incoming)}
+}
+
+func (c *heldConn) Send(_ context.Context, _ []byte, id json.RawMessage) error {
+	if id == nil {
+		return nil
+	}
+	c.entered <- struct{}{}
+	<-c.done
+	return errors.New("write |1: file already closed")
+}
+func (c *heldConn) Recv() <-chan Incoming     { return c.recv }
+func (c *heldConn) Done() <-chan struct{}     { return c.done }
+func (c *heldConn) Err() error                { return ErrClosed }
+func (c *heldConn) Close() error              { c.once.Do(func() { close(c.done) }); return nil }
+func (c *heldConn) SetProtocolVersion(string) {}
+
+// TestCloseDuringWrite: a call whose write to the server is cut by the
+// session's Close is answered "the session was closed" — what happened —
+// not with the write's own error.
+func TestCloseDuringWrite(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	conn := newHeldConn()
+	s := newSession(tinyConfig("tiny"), rec, Hooks{}, conn)
+	go s.HandleClient(context.Background(), msg(t, callText("1", "hang", "")))
+	<-conn.entered
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "was closed") || strings.Contains(m.msg, "file already closed") {
+		t.Errorf("answered %s, want the session closed", m.msg)
 	}
 }
