@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"context"
@@ -13,28 +13,33 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
 )
 
 // TestStreamableSession: a session with an mcp-go server over streamable
 // HTTP: its session id is kept and sent, closing sends DELETE.
 func TestStreamableSession(t *testing.T) {
 	t.Parallel()
-	_, url := goServer(t)
-	var deletes atomic.Int32
+	_, url := servertest.GoServer(t)
+	var deletes, withSession atomic.Int32
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodDelete && r.Header.Get("Mcp-Session-Id") != "" {
+		switch {
+		case r.Method == http.MethodDelete && r.Header.Get("Mcp-Session-Id") != "":
 			deletes.Add(1)
+		case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" && r.Header.Get("Mcp-Protocol-Version") == "2025-11-25":
+			withSession.Add(1)
 		}
 		proxyTo(t, url, w, r)
 	}))
 	defer front.Close()
-	rec := newRecorder()
-	s := startSession(t, &Config{ID: "go", URL: front.URL, Timeout: 10 * time.Second}, rec, Hooks{})
-	s.HandleClient(context.Background(), msg(t, callText("2", "echo", `{"text":"over http"}`)))
-	rec.wait(t, "over http")
-	s.Close()
-	if deletes.Load() != 1 {
-		t.Errorf("%d DELETEs on close", deletes.Load())
+	c := dial(t, &Config{ID: "go", URL: front.URL, Timeout: 10 * time.Second})
+	initialize(t, c)
+	if in := request(t, context.Background(), c, "2", "tools/call", callParams("echo", `{"text":"over http"}`), nil); !strings.Contains(string(in.Msg), "over http") || string(in.Via) != "2" {
+		t.Errorf("answer %s via %s", in.Msg, in.Via)
+	}
+	c.Close()
+	if deletes.Load() != 1 || withSession.Load() < 2 {
+		t.Errorf("%d DELETEs on close, %d POSTs with the session's id and version", deletes.Load(), withSession.Load())
 	}
 }
 
@@ -68,44 +73,6 @@ func proxyTo(t *testing.T, url string, w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// scriptedHTTP is a downstream whose answers a test writes by hand, for
-// what no well-behaved server does.
-func scriptedHTTP(t *testing.T, h func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message)) string {
-	t.Helper()
-	return scriptedHTTPAll(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-		if r.Method != http.MethodPost {
-			http.Error(w, "no", http.StatusMethodNotAllowed)
-			return
-		}
-		h(w, r, m)
-	})
-}
-
-// scriptedHTTPAll is scriptedHTTP whose handler also gets GET and DELETE.
-func scriptedHTTPAll(t *testing.T, h func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message)) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var m *jsonrpc.Message
-		if r.Method == http.MethodPost {
-			b, _ := io.ReadAll(r.Body)
-			m, _ = jsonrpc.ParseMessage(b)
-		}
-		if m != nil && m.Method == "initialize" {
-			w.Header().Set("Mcp-Session-Id", "sess-1")
-			w.Header().Set("Content-Type", "application/json")
-			w.Write((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)}).Encode())
-			return
-		}
-		if m != nil && m.Kind() != jsonrpc.KindRequest {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		h(w, r, m)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 // TestStreamableFailures: what a misbehaving HTTP server answers becomes
 // an error answer naming it; a 404 on the session ends the connection.
 func TestStreamableFailures(t *testing.T) {
@@ -114,38 +81,49 @@ func TestStreamableFailures(t *testing.T) {
 		name string
 		h    func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message)
 		want string
+		ends bool
 	}{
 		{"500", func(w http.ResponseWriter, _ *http.Request, _ *jsonrpc.Message) {
 			http.Error(w, "boom", http.StatusInternalServerError)
-		}, "answered HTTP 500 Internal Server Error: boom"},
+		}, "answered HTTP 500 Internal Server Error: boom", false},
 		{"content type", func(w http.ResponseWriter, _ *http.Request, _ *jsonrpc.Message) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<p>hi</p>"))
-		}, `answered with content type`},
+		}, `answered with content type`, false},
 		{"oversized json", func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"x":"` + strings.Repeat("a", 5000) + `"}}`))
-		}, "answer larger than 1024 bytes"},
+		}, "answer larger than 1024 bytes", false},
 		{"stream without answer", func(w http.ResponseWriter, _ *http.Request, _ *jsonrpc.Message) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"))
-		}, "closed the response stream without answering"},
+		}, "closed the response stream without answering", false},
 		{"oversized event", func(w http.ResponseWriter, _ *http.Request, _ *jsonrpc.Message) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Write([]byte("data: " + strings.Repeat("b", 5000) + "\n\n"))
-		}, "event larger than 1024 bytes"},
+		}, "event larger than 1024 bytes", false},
 		{"session lost", func(w http.ResponseWriter, _ *http.Request, _ *jsonrpc.Message) {
 			http.Error(w, "no session", http.StatusNotFound)
-		}, "ended the session (HTTP 404)"},
+		}, "ended the session (HTTP 404)", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			rec := newRecorder()
-			s := startSession(t, &Config{ID: "bad", URL: scriptedHTTP(t, c.h), MaxMessage: 1024, Timeout: 5 * time.Second}, rec, Hooks{})
-			s.HandleClient(context.Background(), msg(t, callText("1", "x", "")))
-			if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, c.want) {
-				t.Errorf("answer %s, want %q", m.msg, c.want)
+			conn := dial(t, &Config{ID: "bad", URL: servertest.ScriptedHTTP(t, c.h), MaxMessage: 1024, Timeout: 5 * time.Second})
+			initialize(t, conn)
+			in := request(t, context.Background(), conn, "1", "tools/call", callParams("x", ""), nil)
+			if e := jsonrpc.ParseError(jsonrpc.Field(in.Msg, "error")); e.Code != jsonrpc.CodeUnavailable || !strings.Contains(e.Message, c.want) || !strings.Contains(e.Message, `server "bad"`) {
+				t.Errorf("answer %s, want %q naming the server", in.Msg, c.want)
+			}
+			if c.ends {
+				select {
+				case <-conn.Done():
+					if err := conn.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
+						t.Errorf("ended with %v", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Error("a lost session did not end the connection")
+				}
 			}
 		})
 	}
@@ -154,30 +132,34 @@ func TestStreamableFailures(t *testing.T) {
 // TestStreamableBatch: a JSON array answer is taken message by message.
 func TestStreamableBatch(t *testing.T) {
 	t.Parallel()
-	url := scriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
+	url := servertest.ScriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`[{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"first"}},{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"batched":true}}]`))
 	})
-	rec := newRecorder()
-	s := startSession(t, &Config{ID: "b", URL: url, Timeout: 5 * time.Second}, rec, Hooks{})
-	s.HandleClient(context.Background(), msg(t, callText("1", "x", "")))
-	rec.wait(t, `"batched":true`)
-	rec.wait(t, `"data":"first"`)
+	c := dial(t, &Config{ID: "b", URL: url, Timeout: 5 * time.Second})
+	initialize(t, c)
+	var seen []Incoming
+	if in := request(t, context.Background(), c, "1", "tools/call", callParams("x", ""), &seen); !strings.Contains(string(in.Msg), `"batched":true`) {
+		t.Errorf("answer %s", in.Msg)
+	}
+	if len(seen) != 1 || !strings.Contains(string(seen[0].Msg), `"data":"first"`) || string(seen[0].Via) != "1" {
+		t.Errorf("before the answer: %+v", seen)
+	}
 }
 
 // TestStatelessPost: a 2026-07-28 server gets no session id, the standard
-// headers on every request, and a 4xx carrying a JSON-RPC error is the
-// answer; ending the request ends its POST.
+// headers on every request (configured ones too), and a 4xx carrying a
+// JSON-RPC error is the answer; ending the request ends its POST.
 func TestStatelessPost(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var seen []http.Header
 	closed := make(chan struct{})
-	url := scriptedHTTP(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+	url := servertest.ScriptedHTTP(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 		mu.Lock()
 		seen = append(seen, r.Header.Clone())
 		mu.Unlock()
-		if m.Method == "tools/call" && toolName(m.Params) == "hang" {
+		if m.Method == "tools/call" && strings.Contains(string(m.Params), `"hang"`) {
 			<-r.Context().Done()
 			close(closed)
 			return
@@ -188,15 +170,12 @@ func TestStatelessPost(t *testing.T) {
 	})
 	cfg := (&Config{ID: "m", URL: url, Timeout: 5 * time.Second, Headers: map[string]string{"X-Key": "k"},
 		ParamHeaders: func(tool string, _ []byte) map[string]string { return map[string]string{"Mcp-Param-Region": "eu"} }}).Stateless()
-	s, err := NewSession(context.Background(), cfg, newRecorder(), Hooks{})
-	if err != nil {
-		t.Fatal(err)
+	c := dial(t, cfg)
+	if cc, ok := c.(interface{ CancelsByClosing() bool }); !ok || !cc.CancelsByClosing() {
+		t.Error("a stateless connection does not cancel by closing the POST")
 	}
-	defer s.Close()
-	params := ModernMeta(json.RawMessage(`{"name":"echo","arguments":{}}`), ClientInfo{Name: "toolgate", Version: "1"})
-	r := s.roundTrip(context.Background(), &jsonrpc.Message{Method: "tools/call", Params: params}, nil, time.Second, false)
-	if r.err != nil || !strings.Contains(string(r.rpcErr), "-32020") {
-		t.Fatalf("4xx answer: %+v", r)
+	if in := request(t, context.Background(), c, "1", "tools/call", modernParams("echo"), nil); !strings.Contains(string(in.Msg), "-32020") {
+		t.Fatalf("4xx answer: %s", in.Msg)
 	}
 	mu.Lock()
 	h := seen[0]
@@ -205,31 +184,25 @@ func TestStatelessPost(t *testing.T) {
 		t.Errorf("headers %v", h)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	hang := ModernMeta(json.RawMessage(`{"name":"hang","arguments":{}}`), ClientInfo{Name: "toolgate", Version: "1"})
-	done := make(chan reply, 1)
-	go func() {
-		done <- s.roundTrip(ctx, &jsonrpc.Message{Method: "tools/call", Params: hang}, nil, time.Minute, false)
-	}()
-	waitFor(t, "the hanging POST", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 2 })
+	send(t, ctx, c, "2", "tools/call", modernParams("hang"))
+	servertest.WaitFor(t, "the hanging POST", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 2 })
 	cancel()
 	select {
 	case <-closed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelling the request did not end its POST")
 	}
-	if r := <-done; r.err == nil {
-		t.Error("cancelled request answered")
-	}
 }
 
-// TestGetStreamResumes: the session's GET stream is reopened with
-// Last-Event-ID; a server refusing that id is asked again without it; a
-// server without a GET stream (405) is left alone.
+// TestGetStreamResumes: the session's GET stream opens once the client
+// says initialized and is reopened with Last-Event-ID; a server refusing
+// that id is asked again without it; a server without a GET stream (405)
+// is left alone.
 func TestGetStreamResumes(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var lastIDs []string
-	url := scriptedHTTPAll(t, func(w http.ResponseWriter, r *http.Request, _ *jsonrpc.Message) {
+	url := servertest.ScriptedHTTPAll(t, func(w http.ResponseWriter, r *http.Request, _ *jsonrpc.Message) {
 		if r.Method != http.MethodGet {
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -248,10 +221,17 @@ func TestGetStreamResumes(t *testing.T) {
 			http.Error(w, "no GET", http.StatusMethodNotAllowed)
 		}
 	})
-	rec := newRecorder()
-	startSession(t, &Config{ID: "g", URL: url, Timeout: 5 * time.Second}, rec, Hooks{})
-	rec.wait(t, "list_changed")
-	waitFor(t, "three GETs", func() bool { mu.Lock(); defer mu.Unlock(); return len(lastIDs) >= 3 })
+	c := dial(t, &Config{ID: "g", URL: url, Timeout: 5 * time.Second})
+	initialize(t, c)
+	select {
+	case in := <-c.Recv():
+		if !strings.Contains(string(in.Msg), "list_changed") || in.Via != nil {
+			t.Errorf("GET stream gave %s via %s", in.Msg, in.Via)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing on the GET stream")
+	}
+	servertest.WaitFor(t, "three GETs", func() bool { mu.Lock(); defer mu.Unlock(); return len(lastIDs) >= 3 })
 	mu.Lock()
 	defer mu.Unlock()
 	if lastIDs[0] != "" || lastIDs[1] != "g1" || lastIDs[2] != "" {
@@ -281,13 +261,12 @@ func TestNotificationPostBounded(t *testing.T) {
 	}
 }
 
-// TestStreamRouting: what comes on a call's SSE stream belongs to that
-// call: its progress and the server's requests are routed to it, and a
-// notification written just after the answer still reaches the client
-// first.
-func TestStreamRouting(t *testing.T) {
+// TestStreamVia: what comes on a call's SSE stream is marked as carried
+// by that call (its progress, the server's requests), and a notification
+// written just after the answer still arrives before it.
+func TestStreamVia(t *testing.T) {
 	t.Parallel()
-	url := scriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
+	url := servertest.ScriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write([]byte(": comment\n\nid: 1\ndata: \n\n"))
 		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"x\",\"progress\":1}}\n\n"))
@@ -296,21 +275,19 @@ func TestStreamRouting(t *testing.T) {
 		w.(http.Flusher).Flush()
 		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"after\"}}\n\n"))
 	})
-	rec := newRecorder()
-	s := startSession(t, &Config{ID: "r", URL: url, Timeout: 5 * time.Second}, rec, Hooks{})
-	s.HandleClient(context.Background(), msg(t, callText(`"c"`, "x", "")))
-	rec.wait(t, `"done":1`)
-	var order []string
-	for _, m := range rec.all()[1:] {
-		order = append(order, m.route)
-		if strings.Contains(m.msg, `"done":1`) {
-			break
+	c := dial(t, &Config{ID: "r", URL: url, Timeout: 5 * time.Second})
+	initialize(t, c)
+	var seen []Incoming
+	in := request(t, context.Background(), c, `"c"`, "tools/call", callParams("x", ""), &seen)
+	if string(in.Via) != `"c"` {
+		t.Errorf("answer via %s", in.Via)
+	}
+	if len(seen) != 3 || !strings.Contains(string(seen[2].Msg), `"after"`) {
+		t.Fatalf("before the answer: %+v", seen)
+	}
+	for _, s := range seen {
+		if string(s.Via) != `"c"` {
+			t.Errorf("%s via %s", s.Msg, s.Via)
 		}
-	}
-	if len(order) != 4 || order[0] != `"c"` || order[1] != `"c"` || order[2] != `"c"` {
-		t.Errorf("routes %q in %v", order, rec.all())
-	}
-	if all := rec.all(); !strings.Contains(all[len(all)-1].msg, `"done":1`) {
-		t.Errorf("the answer came before the notification written after it: %v", all)
 	}
 }
