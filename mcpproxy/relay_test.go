@@ -3,13 +3,11 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
 	"github.com/toolgate/toolgate/mcpproxy/transport"
 	"github.com/toolgate/toolgate/mcpwire"
@@ -125,15 +123,7 @@ func (h *hintLog) add(s string) {
 // context) that the answer streamed.
 func TestRelayRoutesByStream(t *testing.T) {
 	t.Parallel()
-	url := servertest.ScriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write([]byte(": comment\n\nid: 1\ndata: \n\n"))
-		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"x\",\"progress\":1}}\n\n"))
-		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"roots/list\"}\n\n"))
-		w.Write([]byte("data: " + string((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"done":1}`)}).Encode()) + "\n\n"))
-		w.(http.Flusher).Flush()
-		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"after\"}}\n\n"))
-	})
+	url := servertest.StreamedAnswer(t)
 	rec := newRecorder()
 	s := startSession(t, &transport.Config{ID: "r", URL: url, Timeout: 5 * time.Second}, rec, Hooks{CallTool: forwardAll})
 	hints := &hintLog{}

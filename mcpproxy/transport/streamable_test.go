@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -266,15 +265,7 @@ func TestNotificationPostBounded(t *testing.T) {
 // written just after the answer still arrives before it.
 func TestStreamVia(t *testing.T) {
 	t.Parallel()
-	url := servertest.ScriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write([]byte(": comment\n\nid: 1\ndata: \n\n"))
-		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"x\",\"progress\":1}}\n\n"))
-		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"roots/list\"}\n\n"))
-		w.Write([]byte("data: " + string((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"done":1}`)}).Encode()) + "\n\n"))
-		w.(http.Flusher).Flush()
-		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"after\"}}\n\n"))
-	})
+	url := servertest.StreamedAnswer(t)
 	c := dial(t, &Config{ID: "r", URL: url, Timeout: 5 * time.Second})
 	initialize(t, c)
 	var seen []Incoming

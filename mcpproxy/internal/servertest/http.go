@@ -87,6 +87,24 @@ func ScriptedHTTPAll(t *testing.T, h func(w http.ResponseWriter, r *http.Request
 	return srv.URL
 }
 
+// StreamedAnswer is a session server that answers every call on an SSE
+// stream carrying, in order: a comment and a priming event, progress for
+// token "x", a roots/list request of its own (id "srv-1"), the answer
+// ({"done":1}), and — after a flush — a notification written just after
+// the answer ({"data":"after"}).
+func StreamedAnswer(t *testing.T) string {
+	t.Helper()
+	return ScriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(": comment\n\nid: 1\ndata: \n\n"))
+		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"x\",\"progress\":1}}\n\n"))
+		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"roots/list\"}\n\n"))
+		w.Write([]byte("data: " + string((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"done":1}`)}).Encode()) + "\n\n"))
+		w.(http.Flusher).Flush()
+		w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"after\"}}\n\n"))
+	})
+}
+
 // WaitFor polls cond until it holds, failing the test when it does not
 // within ten seconds.
 func WaitFor(t *testing.T, what string, cond func() bool) {
