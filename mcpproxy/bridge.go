@@ -67,7 +67,8 @@ func (b *Bridge) Close() error {
 	return b.f.Close()
 }
 
-// HandleClient implements mcpwire.Session.
+// HandleClient takes one message from the legacy client (the gateway
+// serves a Bridge, like a Session, as the session of a client endpoint).
 func (b *Bridge) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
 	case jsonrpc.KindRequest:

@@ -129,7 +129,7 @@ func (f *Forwarder) Initialize(ctx context.Context, info ClientInfo) error {
 	return f.s.Initialize(ctx, info)
 }
 
-// Send implements Upstream for the session underneath: messages routed to
+// Send implements mcpwire.Peer for the session underneath: messages routed to
 // a request go to its notify, the rest to every listener. A legacy
 // server's request to the client (sampling, elicitation) cannot reach a
 // stateless client: it is answered with an error.

@@ -10,11 +10,11 @@ import (
 	"github.com/toolgate/toolgate/mcpwire"
 )
 
-// discardUpstream is the client side of a session the proxy holds for
+// discardPeer is the client side of a session the proxy holds for
 // itself.
-type discardUpstream struct{}
+type discardPeer struct{}
 
-func (discardUpstream) Send([]byte, json.RawMessage, bool) {}
+func (discardPeer) Send([]byte, json.RawMessage, bool) {}
 
 // ClientInfo names the proxy when it speaks to a server on its own behalf.
 type ClientInfo struct {
@@ -31,7 +31,7 @@ const ProtocolVersion = mcpwire.LatestLegacy
 // cfg (a 2026-07-28 server) needs no initialize: each request carries its
 // _meta.
 func ListTools(ctx context.Context, cfg *transport.Config, info ClientInfo) ([]json.RawMessage, error) {
-	s, err := dialSession(ctx, cfg, discardUpstream{}, Hooks{})
+	s, err := dialSession(ctx, cfg, discardPeer{}, Hooks{})
 	if err != nil {
 		return nil, err
 	}

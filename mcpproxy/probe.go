@@ -27,7 +27,7 @@ func Probe(ctx context.Context, cfg *transport.Config, info ClientInfo) (era mcp
 		}
 		return mcpwire.EraLegacy, nil, nil
 	}
-	s, err := dialSession(ctx, cfg.Stateless(), discardUpstream{}, Hooks{})
+	s, err := dialSession(ctx, cfg.Stateless(), discardPeer{}, Hooks{})
 	if err != nil {
 		return mcpwire.EraLegacy, nil, err
 	}

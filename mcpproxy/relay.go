@@ -30,7 +30,7 @@ type ToolCall struct {
 // HandleClient takes one message from the MCP client. Requests are served
 // concurrently under a context of their own (ctx, ended early by the
 // session's end or the client's notifications/cancelled); their answers go
-// to the Upstream routed by the request id.
+// to the session's Peer routed by the request id.
 func (s *Session) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
