@@ -23,7 +23,6 @@ fuzz ./workspace FuzzFastParse
 fuzz ./grantcheck FuzzParseCapability
 fuzz ./grantcheck FuzzNormalize
 fuzz ./grantcheck FuzzConstraint
-fuzz ./grantcheck FuzzFastSchema
 fuzz ./workspace FuzzParseTemplate
 fuzz ./strictjson FuzzDifferential
 fuzz ./strictjson FuzzDifferentialWithReference
