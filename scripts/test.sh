@@ -19,7 +19,6 @@ go test -race -count=1 ./...
 echo "== fuzz (short)"
 fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-20000x}" "$1"; }
 fuzz ./workspace FuzzLoad
-fuzz ./workspace FuzzFastParse
 fuzz ./grantcheck FuzzParseCapability
 fuzz ./grantcheck FuzzNormalize
 fuzz ./grantcheck FuzzConstraint

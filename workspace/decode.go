@@ -41,8 +41,6 @@ type decoder struct {
 	// path is where the value being decoded sits, rendered only when an
 	// error names it.
 	path []pathElem
-	// parseDoc parses bundled packs the way the workspace was parsed.
-	parseDoc docParser
 	// decls are the declarations being decoded, outermost first, so that
 	// an error marks each Damaged (see damage.go).
 	decls []declMark
