@@ -69,7 +69,7 @@ func Parse(name string, data []byte) (*Workspace, error) {
 // decodeWorkspace is the loader's own work on the parsed document root of
 // data: decoding into the declarations, bundled packs, then the checks.
 func decodeWorkspace(name string, data []byte, root *yaml.Node) (*Workspace, error) {
-	d := newDecoder(name, root)
+	d := newDecoder(name, data, root)
 	if root.Kind != yaml.MappingNode {
 		d.errorf(root, "a workspace file is a mapping of keys to values (version:, gateway:, command_packs:, ...), not a %s", kindName(root))
 		return nil, d.errs.Err()
@@ -204,7 +204,7 @@ func (d *decoder) expandBundled(p *CommandPack) {
 	}
 	var base CommandPack
 	if errs == nil {
-		bd := newDecoder(name, root)
+		bd := newDecoder(name, data, root)
 		bd.push("bundled pack")
 		bd.decodeStruct(root, reflect.ValueOf(&base).Elem())
 		errs = bd.errs

@@ -3,6 +3,7 @@ package workspace
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -322,5 +323,37 @@ func TestAliasExpansionBounded(t *testing.T) {
 			}
 			t.Logf("%s: %v, %d MiB allocated", tt.name, elapsed, (after.TotalAlloc-before.TotalAlloc)>>20)
 		})
+	}
+}
+
+// TestExpansionBudget: a file that can hold an alias (it has a '*') gets
+// the bounded budget, whatever else it holds; only a file without any '*'
+// skips counting its nodes.
+func TestExpansionBudget(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		nodes     int // 0: unbounded
+	}{
+		{"alias", "a: &x [1, 2]\nb: *x\n", 7},
+		{"merge key", "a: &x {k: 1}\nb: {<<: *x}\n", 9},
+		{"star in a string only", "a: \"tool:s:*\"\n", 3},
+		{"no star", "a: [1, 2]\nb: {k: v}\n", 0},
+	}
+	for _, tt := range tests {
+		root, errs := parseDocument("b.yaml", []byte(tt.src))
+		if errs != nil {
+			t.Fatalf("%s: %v", tt.name, errs)
+		}
+		want := math.MaxInt
+		if tt.nodes > 0 {
+			if n := countNodes(root); n != tt.nodes {
+				t.Fatalf("%s: %d nodes, the table says %d", tt.name, n, tt.nodes)
+			}
+			want = 2*tt.nodes + minAliasAllowance
+		}
+		if got := expansionBudget([]byte(tt.src), root); got != want {
+			t.Errorf("%s: budget %d, want %d", tt.name, got, want)
+		}
 	}
 }
