@@ -32,7 +32,7 @@ fuzz ./mcpserve FuzzServeStdio
 FUZZTIME=${FUZZTIME_AUDIT:-3000x} fuzz ./audit FuzzReader
 fuzz ./audit FuzzAppendEvent
 fuzz ./packs FuzzRelBeneath
-fuzz ./packs FuzzCanonicalDecimal
+fuzz ./strictjson FuzzCanonicalDecimal
 fuzz ./packs FuzzCheckJQ
 fuzz ./identity FuzzVerify
 fuzz ./pin FuzzCanonical
