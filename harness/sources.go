@@ -3,9 +3,9 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/toolgate/toolgate/grantcheck"
@@ -138,7 +138,7 @@ func codexConfigTOML(path string, known grantcheck.Known) (source, error) {
 	servers, _ := doc["mcp_servers"].(map[string]any)
 	var src source
 	var asking []string
-	for _, id := range sortedKeysOf(servers) {
+	for _, id := range slices.Sorted(maps.Keys(servers)) {
 		t, ok := servers[id].(map[string]any)
 		if !ok {
 			return source{}, fmt.Errorf("%s: mcp_servers.%s is not a table", path, id)
@@ -228,13 +228,4 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
-}
-
-func sortedKeysOf[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
