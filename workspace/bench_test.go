@@ -112,10 +112,10 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 // cpuTime is the CPU time the process has used, user and system.
-func cpuTime(b *testing.B) time.Duration {
+func cpuTime(tb testing.TB) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
