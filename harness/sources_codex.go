@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"maps"
 	"slices"
 	"strings"
 
@@ -61,7 +62,7 @@ func readCodexConfig(path string, data []byte) (codexFile, error) {
 	if err := decodeTOML(path, data, &doc); err != nil {
 		return codexFile{}, err
 	}
-	for _, id := range sortedKeysOf(doc.MCPServers) {
+	for _, id := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		if err := checkCodexServer(path, data, id, doc.MCPServers[id]); err != nil {
 			return codexFile{}, err
 		}
@@ -146,7 +147,7 @@ func codexConfigTOML(path string, known grantcheck.Known) (source, error) {
 	}
 	var src source
 	var asking []string
-	for _, id := range sortedKeysOf(doc.MCPServers) {
+	for _, id := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		s := doc.MCPServers[id]
 		if s.Enabled != nil && !*s.Enabled {
 			continue
