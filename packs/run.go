@@ -124,9 +124,12 @@ func failureReasons(res *Result, ex exitInfo, sink *cappedSink, cancelled error,
 	if sink.writeErr != nil {
 		reasons = append(reasons, fmt.Sprintf("writing the output failed: %v", sink.writeErr))
 	}
-	if ex.signal != 0 {
+	switch {
+	case ex.supervisorErr != "" || ex.startErr != nil:
+		// The command's own status is unknown; said below.
+	case ex.signal != 0:
 		reasons = append(reasons, fmt.Sprintf("killed by signal %s", ex.signal))
-	} else if res.ExitCode != 0 {
+	case res.ExitCode != 0:
 		reasons = append(reasons, fmt.Sprintf("exit status %d", res.ExitCode))
 	}
 	if (ex.signal != 0 || res.ExitCode != 0) && res.MaxMemory > 0 && mentionsMemory(res.StderrTail) {

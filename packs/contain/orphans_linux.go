@@ -40,8 +40,9 @@ func (m *Manager) scanOrphans() {
 // an existing session) that are neither a running tree's helper nor the
 // watcher. It then reaps those that have exited. Processes this process
 // started through os/exec outside the Manager stay in its session and are
-// never touched, so their reaping is never raced.
-func (m *Manager) killOrphans() {
+// never touched, so their reaping is never raced. It returns the processes
+// it signalled.
+func (m *Manager) killOrphans() []member {
 	snap := supervisor.Snapshot()
 	m.mu.Lock()
 	roots := map[int]bool{}
@@ -55,12 +56,20 @@ func (m *Manager) killOrphans() {
 		}
 	}
 	m.mu.Unlock()
+	var killed []member
 	if len(roots) > 0 {
-		for pid := range roots {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		for _, p := range snap {
+			if roots[p.PID] {
+				killed = append(killed, member{p.PID, p.PGID})
+			}
 		}
 		for _, p := range supervisor.Below(snap, roots) {
-			_ = syscall.Kill(p.PID, syscall.SIGKILL)
+			if p.Running() {
+				killed = append(killed, member{p.PID, p.PGID})
+			}
+		}
+		for _, p := range killed {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 	}
 	m.mu.Lock()
@@ -72,4 +81,5 @@ func (m *Manager) killOrphans() {
 			delete(m.orphans, pid)
 		}
 	}
+	return killed
 }

@@ -134,11 +134,13 @@ func (t *Tree) Stop(grace time.Duration) Stopped {
 }
 
 // sweepOrphans, in session mode with a subreaper, kills the processes
-// orphaned to this process (theirs is a tree that lost its parent link)
-// and adds none to ms: they are killed outright, wherever they came from.
+// orphaned to this process (a tree that lost its parent link: a command
+// that killed its helper, a double fork) and adds those still dying to
+// ms, so that Stop returns only once they are gone too. They are killed
+// whichever tree they came from.
 func (t *Tree) sweepOrphans(ms []member) []member {
 	if t.m.subreaper {
-		t.m.killOrphans()
+		ms = append(ms, t.m.killOrphans()...)
 	}
 	return ms
 }
