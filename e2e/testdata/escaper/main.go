@@ -15,8 +15,8 @@
 //	double-fork        fork, setsid, fork: the daemon's way
 //	ignore-term        a setsid child that ignores SIGTERM
 //	setpgid            a child in a process group of its own
-//	fork-loop          a child in its own group that forks survivors
-//	                   without end
+//	fork-loop          a child in its own group that forks survivors in a
+//	                   loop (maxLoopForks of them, then survives itself)
 //
 // With SERVER ARGS it then executes the server in its place (a stdio MCP
 // server whose session the test ends).
@@ -31,6 +31,9 @@ import (
 	"syscall"
 	"time"
 )
+
+// maxLoopForks bounds the fork loop.
+const maxLoopForks = 40
 
 func main() {
 	if len(os.Args) < 3 {
@@ -47,10 +50,12 @@ func main() {
 		spawn(file, "survivor", nil)
 		os.Exit(0)
 	case "looper":
-		for {
+		// Bounded, so that where containment fails the machine survives.
+		for range maxLoopForks {
 			spawn(file, "survivor", nil)
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond)
 		}
+		survive(file, false)
 	}
 	switch role {
 	case "supervisor-killed":
