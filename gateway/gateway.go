@@ -146,7 +146,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	if err := g.initObservability(ctx); err != nil {
 		return nil, err
 	}
-	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log, g.downstreamHeaders); err != nil {
+	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log, g.downstreamHeaders, runner.Contain); err != nil {
 		return nil, err
 	}
 	if g.store, err = openStore(ctx, ws, opts.Getenv); err != nil {
@@ -314,6 +314,8 @@ func (g *Gateway) Close() error {
 	g.closeObservability()
 	g.approvals.Close()
 	g.closeJobs()
+	// Last: it kills whatever is still contained.
+	_ = g.runner.Close()
 	return g.closeStore()
 }
 
