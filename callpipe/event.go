@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/redact"
 )
 
 // Verbs of audit actions about a tool: "<provider>:<verb>:<surface>:<member>".
@@ -50,7 +51,7 @@ func (p *Pipeline) newCallEvent(req Request, name string, snap *Snapshot) *audit
 }
 
 // outcomeEvent is the event that follows decision once its run ended.
-func outcomeEvent(decision *audit.Event, out Outcome, r Redactor) *audit.Event {
+func outcomeEvent(decision *audit.Event, out Outcome, r *redact.Redactor) *audit.Event {
 	ev := &audit.Event{
 		Agent:      decision.Agent,
 		Action:     decision.Action,
@@ -67,14 +68,14 @@ func outcomeEvent(decision *audit.Event, out Outcome, r Redactor) *audit.Event {
 	if out.Argv != nil {
 		ev.Argv = make([]string, len(out.Argv))
 		for i, a := range out.Argv {
-			ev.Argv[i] = r.Redact(a)
+			ev.Argv[i] = r.Quoted(a)
 		}
 	}
 	dur := out.Duration.Milliseconds()
 	ev.Exit, ev.DurationMS, ev.OutputBytes, ev.Truncated = out.Exit, &dur, out.OutputBytes, out.Truncated
 	if out.Error != "" {
 		ev.Decision = OutcomeFailed
-		ev.Error = r.Redact(out.Error)
+		ev.Error = r.Quoted(out.Error)
 	}
 	ev.Reason = decision.Reason
 	if out.Note != "" {

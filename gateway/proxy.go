@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/packs/supervisor"
+	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -171,7 +173,7 @@ func (p *proxy) server(id string) *proxyServer {
 // sessionFactory starts the relay of one client session of agent.
 func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory {
 	return func(ctx context.Context, up mcpserve.Peer) (mcpserve.Session, error) {
-		up = g.redacting(up)
+		up = redact.Peer(up, g.runner.Redactor(), g.log)
 		era, err := g.serverEra(ctx, ps)
 		if err != nil {
 			return nil, err

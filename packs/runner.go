@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -38,10 +39,6 @@ const (
 	// end of stderr is where a failing program says why.
 	StderrTailBytes = 8 << 10
 )
-
-// minRedactLen is the shortest credential value that is redacted; shorter
-// values ("1", "yes") would shred ordinary output without protecting much.
-const minRedactLen = 4
 
 // baseEnvVars are the only variables a command inherits from the gateway;
 // everything else it gets is declared in the pack's env.
@@ -78,7 +75,7 @@ type Runner struct {
 	BaseDir string
 
 	once sync.Once
-	rd   *redactor
+	rd   *redact.Redactor
 }
 
 // NewRunner returns a Runner with the built-in defaults and its redactor
@@ -96,20 +93,21 @@ func NewRunner(credentials map[string]string, getenv func(string) string) *Runne
 		// A test binary would run its tests again instead of supervising.
 		r.Supervisor = supervisorDefault
 	}
-	r.redactor()
+	r.Redactor()
 	return r
 }
 
-// Redact replaces every credential value in s by [REDACTED:<name>]: as
-// written, and in the encodings a program could print it in (redactor.go).
-// The audit writer uses it on anything derived from a call.
+// Redact replaces every credential value in s by [REDACTED:<name>], in
+// every form package redact knows. The audit writer uses it on anything
+// derived from a call.
 func (r *Runner) Redact(s string) string {
-	return r.redactor().redact(s)
+	return r.Redactor().Redact(s)
 }
 
-// redactor builds, once, the matcher of every credential form.
-func (r *Runner) redactor() *redactor {
-	r.once.Do(func() { r.rd = newRedactor(r.Credentials) })
+// Redactor is the redactor of the runner's credentials, compiled once:
+// the gateway redacts everything else it passes on with it too.
+func (r *Runner) Redactor() *redact.Redactor {
+	r.once.Do(func() { r.rd = redact.New(r.Credentials) })
 	return r.rd
 }
 
