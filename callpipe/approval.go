@@ -34,7 +34,7 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		info.Arguments = args
 	} else {
 		// A credential outside any string (a number): show the text redacted.
-		info.Arguments = json.RawMessage(strictjson.AppendString(nil, p.redactor.Quoted(string(call.ArgsJSON))))
+		info.Arguments = json.RawMessage(strictjson.AppendString(nil, p.redactor.Redact(string(call.ArgsJSON))))
 	}
 	if preview == nil {
 		info.Argv = nil
@@ -90,7 +90,7 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		if res.Err != nil {
 			msg += ": " + res.Err.Error()
 		}
-		ev.Reason = p.redactor.Quoted(msg)
+		ev.Reason = p.redactor.Redact(msg)
 		return p.refuse(ctx, ev, ev.Reason), true
 	case approvals.Refused:
 		ev.Decision = string(grantcheck.Deny)
@@ -101,7 +101,7 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	ev.Decision = string(grantcheck.Approval)
 	ev.Reason = ev.Reason + "; approval pending " + r.ID
 	hint := fmt.Sprintf("approval pending %s (%s). An operator approves it with %s; then repeat the identical call (same arguments) within %s.",
-		r.ID, p.redactor.Quoted(d.Reason), approveHint(snap, r.ID), p.approvals.TTL())
+		r.ID, p.redactor.Redact(d.Reason), approveHint(snap, r.ID), p.approvals.TTL())
 	if res.Outcome == approvals.Canceled {
 		hint = "approval pending " + r.ID + " (the client stopped waiting)"
 	}
@@ -111,7 +111,7 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 // approvedCall marks ev as allowed under approval r.
 func approvedCall(ev *audit.Event, d grantcheck.Decision, r approvals.Request, red *redact.Redactor) {
 	ev.Decision = string(grantcheck.Allow)
-	ev.Reason = fmt.Sprintf("%s; approved by %s (%s)", red.Quoted(d.Reason), r.DecidedBy, r.ID)
+	ev.Reason = fmt.Sprintf("%s; approved by %s (%s)", red.Redact(d.Reason), r.DecidedBy, r.ID)
 	ev.Approval = r.Record()
 }
 
@@ -119,7 +119,7 @@ func refusedReason(r approvals.Request, ttl time.Duration, red *redact.Redactor)
 	if r.State == approvals.Denied {
 		s := "approval " + r.ID + " denied by " + r.DecidedBy
 		if r.DenyReason != "" {
-			s += ": " + red.Quoted(r.DenyReason)
+			s += ": " + red.Redact(r.DenyReason)
 		}
 		return s
 	}

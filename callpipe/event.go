@@ -68,14 +68,14 @@ func outcomeEvent(decision *audit.Event, out Outcome, r *redact.Redactor) *audit
 	if out.Argv != nil {
 		ev.Argv = make([]string, len(out.Argv))
 		for i, a := range out.Argv {
-			ev.Argv[i] = r.Quoted(a)
+			ev.Argv[i] = r.Redact(a)
 		}
 	}
 	dur := out.Duration.Milliseconds()
 	ev.Exit, ev.DurationMS, ev.OutputBytes, ev.Truncated = out.Exit, &dur, out.OutputBytes, out.Truncated
 	if out.Error != "" {
 		ev.Decision = OutcomeFailed
-		ev.Error = r.Quoted(out.Error)
+		ev.Error = r.Redact(out.Error)
 	}
 	ev.Reason = decision.Reason
 	if out.Note != "" {

@@ -249,7 +249,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 		if req.ParseErr != nil {
 			msg += ": " + req.ParseErr.Error()
 		}
-		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Quoted(msg)
+		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(msg)
 		// A call that cannot be read is a protocol error: the client gets
 		// Invalid params (still with the DENIED text), as a server would
 		// answer it.
@@ -264,7 +264,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 	req.Call = call
 	d := snap.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
 	ev.Decision, ev.Tier, ev.Payload.Effects = string(d.Outcome), string(d.Tier), string(d.Effects)
-	ev.Reason = p.redactor.Quoted(d.Reason)
+	ev.Reason = p.redactor.Redact(d.Reason)
 	// An allowed call is logged at debug only: the audit holds every
 	// decision, and a log line per call costs a tenth of the proxied call's
 	// CPU. A refusal or a hold, what an operator looks for, stays at info.
@@ -281,7 +281,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 	}
 	run, err := req.Exec.Prepare(ctx, call)
 	if err != nil {
-		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Quoted(err.Error())
+		ev.Decision, ev.Reason = string(grantcheck.Deny), p.redactor.Redact(err.Error())
 		return p.refuse(ctx, ev, ev.Reason)
 	}
 	if ownState != "" && d.Outcome != tiers.Approval {
@@ -360,7 +360,7 @@ func auditFailure(err error) Result {
 func (p *Pipeline) redactAll(argv []string) []string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
-		out[i] = p.redactor.Quoted(a)
+		out[i] = p.redactor.Redact(a)
 	}
 	return out
 }

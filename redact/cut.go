@@ -7,7 +7,7 @@ import "strings"
 // at the end of s when cutEnd, the end of a value at the start of s when
 // cutStart) is replaced too, since a textual match cannot see it.
 func (r *Redactor) Cut(s string, cutStart, cutEnd bool) string {
-	if r == nil {
+	if r.empty() {
 		return s
 	}
 	head, tail := "", ""
@@ -21,7 +21,7 @@ func (r *Redactor) Cut(s string, cutStart, cutEnd bool) string {
 			s, head = s[k:], mark(name)
 		}
 	}
-	return head + r.redact(s) + tail
+	return head + r.text(s, 0) + tail
 }
 
 // edgeFragment finds the longest proper fragment (of at least MinLen

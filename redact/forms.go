@@ -21,8 +21,10 @@ import (
 // HTML-escaped or shell-quoted; decoded, when the value is itself base64 or
 // hex; as a list of code points (jq's explode); and any slice of it at
 // least fragmentLen bytes long (of values of minFragmentValue bytes or
-// more). Anything else a program can compute — every other cipher,
-// interleaving, slices shorter than that — it cannot see.
+// more). Each text is also matched as a reader decodes it (view.go), and
+// a JSON document string by string, its text blocks joined (json.go).
+// Anything else a program can compute — every other cipher, interleaving,
+// slices shorter than that — it cannot see.
 const (
 	// fragmentLen is the shortest slice of a credential that is caught.
 	fragmentLen = 12
@@ -60,7 +62,7 @@ func New(creds map[string]string) *Redactor {
 			if len(form) < min {
 				return
 			}
-			low := strings.ToLower(form)
+			low := asciiLower(form)
 			if !seen[name+"\x00"+low] {
 				seen[name+"\x00"+low] = true
 				rd.needles = append(rd.needles, needle{text: low, name: name})
@@ -75,12 +77,12 @@ func New(creds map[string]string) *Redactor {
 			}
 			if i < 2 {
 				if len(f) >= minFragmentValue {
-					low := strings.ToLower(f)
+					low := asciiLower(f)
 					for j := 0; j+fragmentLen <= len(low); j++ {
 						if _, ok := rd.fragments[low[j:j+fragmentLen]]; !ok {
 							rd.fragments[low[j:j+fragmentLen]] = name
-							k := uint(low[j])<<8 | uint(low[j+1])
-							rd.fragStarts[k/64] |= 1 << (k % 64)
+							rd.fragQuads.add(quad(low[j], low[j+1], low[j+2], low[j+3]))
+							rd.starts.setFold(low[j], low[j+1])
 						}
 					}
 				}
@@ -89,7 +91,36 @@ func New(creds map[string]string) *Redactor {
 		}
 	}
 	sort.SliceStable(rd.needles, func(i, j int) bool { return len(rd.needles[i].text) > len(rd.needles[j].text) })
+	rd.index()
 	return rd
+}
+
+// index builds what the one-pass scan looks up: the needles by their
+// first two bytes, and whether any form could show in a JSON document
+// outside its strings (json.go).
+func (rd *Redactor) index() {
+	rd.byStart = map[uint16][]int32{}
+	for i, n := range rd.needles {
+		rd.needleQuads.add(quad(n.text[0], n.text[1], n.text[2], n.text[3]))
+		rd.starts.setFold(n.text[0], n.text[1])
+		k := uint16(n.text[0])<<8 | uint16(n.text[1])
+		rd.byStart[k] = append(rd.byStart[k], int32(i))
+		rd.outside = rd.outside || outsideForm(n.text)
+	}
+	for f := range rd.fragments {
+		rd.outside = rd.outside || outsideForm(f)
+	}
+}
+
+// outsideForm reports whether form could show outside the strings of a
+// JSON document that holds no number (one that does is searched whole):
+// it holds a quote (it can close one string and open the next), or it is
+// made only of literals and punctuation.
+func outsideForm(form string) bool {
+	if strings.IndexByte(form, '"') >= 0 {
+		return true
+	}
+	return strings.Trim(form, "{}[],: \t\r\ntruefalsn") == ""
 }
 
 // encodings are the encoded forms of s a program prints: hex; base64 and

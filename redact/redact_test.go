@@ -80,7 +80,7 @@ func TestEncodings(t *testing.T) {
 func TestNil(t *testing.T) {
 	t.Parallel()
 	var r *Redactor
-	if r.Redact("x") != "x" || r.Quoted(`"x"`) != `"x"` || r.Cut("x", true, true) != "x" || r.Forms() != nil {
+	if r.Redact("x") != "x" || r.Redact(`"x"`) != `"x"` || r.Cut("x", true, true) != "x" || r.Forms() != nil {
 		t.Error("a nil Redactor changed text")
 	}
 	if b, ok := r.JSON([]byte(`{"a":1}`)); !ok || string(b) != `{"a":1}` {
