@@ -8,7 +8,7 @@ import (
 )
 
 // Sender delivers a proxied session's messages to the client: the method
-// set of mcpserve.Peer, so a Peer wraps any of them.
+// set of mcpwire.Peer, so a Peer wraps any of them.
 type Sender interface {
 	Send(msg []byte, route json.RawMessage, droppable bool)
 }
