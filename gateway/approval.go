@@ -43,7 +43,7 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 		Store:              g.store,
 		MaxPendingPerAgent: g.ws.Gateway.Approvals.MaxPendingOrDefault(),
 		OnDecision: func(r approvals.Request) {
-			if err := journal.Append(callpipe.ApprovalEvent(r, g.runner)); err != nil {
+			if err := journal.Append(callpipe.ApprovalEvent(r, g.runner.Redactor())); err != nil {
 				g.log.Error("audit append failed for an approval decision", "approval", r.ID, "err", err)
 			}
 		},
@@ -54,7 +54,7 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 		Snapshot:  func() *callpipe.Snapshot { return g.rev.Load().snap },
 		Approvals: g.approvals,
 		Journal:   journal,
-		Redactor:  g.runner,
+		Redactor:  g.runner.Redactor(),
 		Sealer:    sealer,
 		Observer:  callObserver{g.metrics},
 		Logger:    g.log,

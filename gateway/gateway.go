@@ -26,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/metrics"
 	"github.com/toolgate/toolgate/packs"
+	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/tracing"
 	"github.com/toolgate/toolgate/workspace"
@@ -133,7 +134,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	g := &Gateway{
 		ws:         ws,
 		runner:     runner,
-		log:        newRedactingLogger(opts.Logger, runner.Redact),
+		log:        redact.Logger(opts.Logger, runner.Redactor()),
 		getenv:     opts.Getenv,
 		watchEvery: opts.WatchEvery,
 	}

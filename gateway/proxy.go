@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/packs/contain"
+	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -174,7 +176,7 @@ func (p *proxy) server(id string) *proxyServer {
 // sessionFactory starts the relay of one client session of agent.
 func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory {
 	return func(ctx context.Context, up mcpwire.Peer) (mcpserve.Session, error) {
-		up = g.redacting(up)
+		up = redact.Peer(up, g.runner.Redactor(), g.log)
 		era, err := g.serverEra(ctx, ps)
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/callpipe"
@@ -10,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/mcpwire"
+	"github.com/toolgate/toolgate/redact"
 )
 
 // proxyModern serves the stateless (2026-07-28) requests of one agent on a
@@ -27,7 +29,7 @@ type proxyModern struct {
 
 // Serve implements mcpserve.Handler.
 func (h *proxyModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpwire.Peer) {
-	out = h.g.redacting(out)
+	out = redact.Peer(out, h.g.runner.Redactor(), h.g.log)
 	result, rpcErr := h.serve(ctx, m, req, out)
 	if result == nil && rpcErr == nil {
 		return

@@ -303,13 +303,9 @@ func (c *cli) auditDecision(ws *workspace.Workspace, st state.Store, r approvals
 	}
 	// The deny reason is the operator's own text, typed here: there is no
 	// credential of the workspace to redact from it in this process.
-	err = sink.Append(callpipe.ApprovalEvent(r, noRedact{}))
+	err = sink.Append(callpipe.ApprovalEvent(r, nil))
 	return errors.Join(err, sink.Close())
 }
-
-type noRedact struct{}
-
-func (noRedact) Redact(s string) string { return s }
 
 // printPending renders pending requests like the daemon-backed list.
 func printPending(c *cli, pending []approvals.Request, format string) int {
