@@ -1,0 +1,127 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// childPIDs lists this process's live children (Linux /proc).
+func childPIDs(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		var state string
+		var ppid int
+		if _, err := fmt.Sscanf(s[i+1:], " %s %d", &state, &ppid); err == nil && ppid == self && state != "Z" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestProxyNoLeaks opens and closes 200 client sessions to a stdio server
+// through the proxy: afterwards no server process and no goroutine of
+// theirs remains.
+func TestProxyNoLeaks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 200 server processes")
+	}
+	bin := buildConformanceServer(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "toolgate.yaml")
+	if err := os.WriteFile(ws, []byte(`version: 1
+gateway:
+  audit: {path: audit.jsonl, fsync: never}
+mcp_servers:
+  - id: conf
+    command: [`+bin+`, -stdio]
+    permission: open
+agents:
+  - id: tester
+    token: {env: TESTER_TOKEN}
+    grants: [server:conf]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		if k == "TESTER_TOKEN" {
+			return testerToken
+		}
+		return os.Getenv(k)
+	}
+	g, err := Open(context.Background(), ws, Options{Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	srv := httptest.NewServer(g.Handler(HTTPOptions{Agent: "tester"}))
+	defer srv.Close()
+	tr := &http.Transport{}
+	cl := &http.Client{Transport: tr}
+	url := srv.URL + "/mcp/conf"
+
+	session := func(i int) {
+		sid, _ := mcpPost(t, cl, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"leak","version":"1"}}}`)
+		mcpPost(t, cl, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		_, out := mcpPost(t, cl, url, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s%d"}}}`, i))
+		if !strings.Contains(out, fmt.Sprintf(`"text":"s%d"`, i)) {
+			t.Fatalf("session %d: echo answered %s", i, out)
+		}
+		req, _ := http.NewRequest("DELETE", url, nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Authorization", "Bearer "+testerToken)
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	settled := func(base int) func() bool {
+		return func() bool {
+			tr.CloseIdleConnections()
+			return len(childPIDs(t)) == 0 && runtime.NumGoroutine() <= base
+		}
+	}
+	// The first session lists the server's tools and warms the pools.
+	session(-1)
+	waitForCond(t, 10*time.Second, "no server process after the warm-up", settled(1<<30))
+	base := runtime.NumGoroutine()
+	for i := range 200 {
+		session(i)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !settled(base)() {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("after 200 sessions: %d server processes left, %d goroutines (baseline %d)\n%s",
+				len(childPIDs(t)), runtime.NumGoroutine(), base, bytes.TrimSpace(buf[:n]))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func execGoBuild(bin string) ([]byte, error) {
+	return exec.Command("go", "build", "-o", bin, "../e2e/conformance-server").CombinedOutput()
+}
