@@ -2,13 +2,14 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
 )
 
@@ -128,17 +130,6 @@ func do(t *testing.T, method, u string, hdr map[string]string, body string) *htt
 	return resp
 }
 
-// buildConformanceServer compiles the e2e conformance server, a real MCP
-// server to proxy.
-func buildConformanceServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "conformance-server")
-	if out, err := exec.Command("go", "build", "-o", bin, "../e2e/conformance-server").CombinedOutput(); err != nil {
-		t.Fatalf("build conformance server: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // testerToken is the per-agent instance's token in these tests.
 const testerToken = "tester-secret-token"
 
@@ -208,4 +199,172 @@ func auditEvents(t *testing.T, path string) []audit.Event {
 		out = append(out, ev)
 	}
 	return out
+}
+
+// openYAML opens a gateway on the workspace yaml (in a directory of its
+// own, with d.json beside it), env its environment (PATH added).
+func openYAML(t *testing.T, yaml string, env map[string]string) *Gateway {
+	t.Helper()
+	all := map[string]string{"PATH": os.Getenv("PATH")}
+	for k, v := range env {
+		all[k] = v
+	}
+	g, err := openAdminGateway(t, yaml, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if err := os.WriteFile(filepath.Join(filepath.Dir(g.ws.Path), "d.json"), []byte(`{"a":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// events returns every event of g's audit so far.
+func events(t *testing.T, g *Gateway) []audit.Event {
+	t.Helper()
+	var out []audit.Event
+	if err := g.audit.Tail(context.Background(), audit.TailOptions{}, func(r audit.Record) error {
+		out = append(out, r.Event)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// openProxyGateway opens a gateway proxying the conformance server over
+// stdio as surface conf: agent tester holds the whole server, agent narrow
+// only echo, with text at most 8 characters. It answers HTTP as the
+// daemon (tokens testerToken and narrow-tok).
+func openProxyGateway(t *testing.T) *Gateway {
+	t.Helper()
+	bin := buildConformanceServer(t)
+	return openYAML(t, `version: 1
+mcp_servers:
+  - id: conf
+    command: [`+bin+`, -stdio]
+    permission: open
+agents:
+  - id: tester
+    token: {env: TESTER}
+    grants: [server:conf]
+  - id: narrow
+    token: {env: NARROW}
+    grants:
+      - op: tool:conf:echo
+        param_constraints: {text: {max_length: 8}}
+`, map[string]string{"TESTER": testerToken, "NARROW": "narrow-tok"})
+}
+
+func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// responseTo finds the JSON-RPC response with id in an HTTP answer (a JSON
+// body, or the data lines of an SSE stream) and returns its result member
+// exactly as it was written.
+func responseTo(t *testing.T, body []byte, id string) json.RawMessage {
+	t.Helper()
+	msgs := [][]byte{body}
+	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		msgs = nil
+		for _, line := range bytes.Split(body, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				msgs = append(msgs, d)
+			}
+		}
+	}
+	for _, b := range msgs {
+		if m, err := jsonrpc.ParseMessage(b); err == nil && string(m.ID) == id {
+			if m.Result == nil {
+				t.Fatalf("response %s is an error: %s", id, b)
+			}
+			return jsonrpc.Field(b, "result")
+		}
+	}
+	t.Fatalf("no response %s in %s", id, body)
+	return nil
+}
+
+// mcpClient speaks raw JSON-RPC to one endpoint of an HTTP handler, as a
+// client of either era would, with an agent's bearer token.
+type mcpClient struct {
+	t    *testing.T
+	h    http.Handler
+	path string
+	tok  string
+}
+
+// post sends one message (in session sid, when set) and fails the test on
+// an HTTP error.
+func (c mcpClient) post(sid, body string, hdr map[string]string) *httptest.ResponseRecorder {
+	c.t.Helper()
+	w := c.send(sid, body, hdr)
+	if w.Code != http.StatusOK && w.Code != http.StatusAccepted {
+		c.t.Fatalf("POST %s: %d %s", body, w.Code, w.Body)
+	}
+	return w
+}
+
+// send is post whatever the HTTP status.
+func (c mcpClient) send(sid, body string, hdr map[string]string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", c.path, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+c.tok)
+	if sid != "" {
+		r.Header.Set("Mcp-Session-Id", sid)
+	}
+	for k, v := range hdr {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	c.h.ServeHTTP(w, r)
+	return w
+}
+
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// modern sends a 2026-07-28 request (no session) of method with params
+// (a JSON object's members, without braces) and returns the answer.
+func (c mcpClient) modern(id, method, name, params string) *httptest.ResponseRecorder {
+	c.t.Helper()
+	return c.modernWith(id, method, name, params, `{}`)
+}
+
+// modernWith is modern from a client declaring capabilities caps.
+func (c mcpClient) modernWith(id, method, name, params, caps string) *httptest.ResponseRecorder {
+	c.t.Helper()
+	if params != "" {
+		params += ","
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + params + meta + `}}`
+	hdr := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	if name != "" {
+		hdr["Mcp-Name"] = name
+	}
+	return c.send("", body, hdr)
+}
+
+// modernCall calls tool statelessly and returns the result as written.
+func (c mcpClient) modernCall(id, tool, args string) json.RawMessage {
+	c.t.Helper()
+	return responseTo(c.t, c.modern(id, "tools/call", tool, `"name":"`+tool+`","arguments":`+args).Body.Bytes(), id)
+}
+
+// session opens a session (initialize, initialized) and returns its id.
+func (c mcpClient) session() string {
+	c.t.Helper()
+	w := c.post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	sid := w.Header().Get("Mcp-Session-Id")
+	c.post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+	return sid
+}
+
+// legacyCall calls tool in a new session and returns the result as
+// written.
+func (c mcpClient) legacyCall(tool, args string) json.RawMessage {
+	c.t.Helper()
+	w := c.post(c.session(), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`, nil)
+	return responseTo(c.t, w.Body.Bytes(), "2")
 }

@@ -3,11 +3,11 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -122,6 +122,37 @@ agents:
 	}
 }
 
-func execGoBuild(bin string) ([]byte, error) {
-	return exec.Command("go", "build", "-o", bin, "../e2e/conformance-server").CombinedOutput()
+// TestProxySession: a client session relayed to the server — its
+// tools/list is the agent's own, its calls pass the one entry (decided and
+// audited under mcp:call) and what the agent may not call never reaches
+// the server.
+func TestProxySession(t *testing.T) {
+	t.Parallel()
+	g := openProxyGateway(t)
+	narrow := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/conf", "narrow-tok"}
+	sid := narrow.session()
+	list := responseTo(t, narrow.post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, nil).Body.Bytes(), "2")
+	var tools struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal(list, &tools); err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "echo" {
+		t.Fatalf("narrow's tools/list: %s", list)
+	}
+	res := responseTo(t, narrow.post(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}}`, nil).Body.Bytes(), "3")
+	if !strings.Contains(string(res), `"text":"ok"`) {
+		t.Errorf("echo: %s", res)
+	}
+	res = responseTo(t, narrow.post(sid, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"calls","arguments":{}}}`, nil).Body.Bytes(), "4")
+	if !strings.Contains(string(res), "DENIED") {
+		t.Errorf("a tool narrow may not call: %s", res)
+	}
+	// Each executed call has its outcome event after its decision; the
+	// refused one has none: it never reached the server.
+	var got []string
+	for _, ev := range events(t, g) {
+		if ev.Agent == "narrow" {
+			got = append(got, ev.Action+" "+ev.Decision)
+		}
+	}
+	if strings.Join(got, ",") != "mcp:call:conf:echo allow,mcp:call:conf:echo completed,mcp:call:conf:calls deny" {
+		t.Errorf("audited %v", got)
+	}
 }

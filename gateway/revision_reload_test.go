@@ -2,9 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,8 +11,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/audit"
-	"github.com/toolgate/toolgate/callpipe"
-	"github.com/toolgate/toolgate/workspace"
 )
 
 // reloadWorkspace has a read (echo:say, open), a strict write
@@ -247,164 +242,5 @@ func TestReloadRestartOnly(t *testing.T) {
 	evs := reloadEvents(t, e.g)
 	if last := evs[len(evs)-1]; !strings.Contains(last.Reason, "no declaration changed") {
 		t.Fatalf("moving lines reported as a change: %s", last.Reason)
-	}
-}
-
-// TestWatchWorkspace: a file saved by rename-into-place is reloaded
-// without a signal; a broken save is tried once and leaves the old
-// revision, and fixing it reloads again.
-func TestWatchWorkspace(t *testing.T) {
-	t.Parallel()
-	e := openReload(t, "tool:echo:say")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { e.g.WatchWorkspace(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	waitStatus := func(what string, ok func(ReloadStatus) bool) ReloadStatus {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if st := e.g.Status().Reload; ok(st) {
-				return st
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s: %+v", what, e.g.Status().Reload)
-		return ReloadStatus{}
-	}
-	e.write(t, "tool:vault:stash", "TOKEN")
-	waitStatus("the edit to load", func(st ReloadStatus) bool { return st.Reloads == 1 })
-	if res := callPack(t, e.g, "a", "echo", "say", map[string]any{"n": "1"}); !res.IsError {
-		t.Fatal("removed grant still in force after the watched reload")
-	}
-	writeAtomically(t, e.path, "version: 1\nagents: [\n")
-	st := waitStatus("the broken save to be refused", func(st ReloadStatus) bool { return st.Error != "" })
-	if st.LastTrigger != ReloadFile {
-		t.Fatalf("trigger %q", st.LastTrigger)
-	}
-	e.write(t, "tool:echo:say", "TOKEN")
-	waitStatus("the fix to load", func(st ReloadStatus) bool { return st.Reloads == 2 && st.Error == "" })
-	if res := callPack(t, e.g, "a", "echo", "say", map[string]any{"n": "1"}); res.IsError {
-		t.Fatalf("grant given back not in force: %s", resultText(res))
-	}
-	if n := len(reloadEvents(t, e.g)); n != 3 {
-		t.Fatalf("%d reload events, want 3 (reloaded, refused once, reloaded)", n)
-	}
-}
-
-// TestDecidingSurfaceStraddlingAReload: an executor asked to prepare a
-// call decided under another revision refuses it rather than run what the
-// new file declares.
-func TestDecidingSurfaceStraddlingAReload(t *testing.T) {
-	t.Parallel()
-	e := openReload(t, "tool:echo:say")
-	decided := e.g.rev.Load().snap
-	e.write(t, "tool:echo:say, tool:vault:stash", "TOKEN")
-	if err := e.g.Reload(context.Background(), ReloadSignal); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := e.g.decidingSurface(ctx, "echo"); err != nil {
-		t.Fatalf("outside a call: %v", err)
-	}
-	stale := callpipeContext(decided)
-	if _, err := e.g.decidingSurface(stale, "echo"); err == nil || !strings.Contains(err.Error(), "reloaded") {
-		t.Fatalf("a call decided under the old revision: %v", err)
-	}
-	if _, err := e.g.decidingSurface(callpipeContext(e.g.rev.Load().snap), "nope"); err == nil {
-		t.Fatal("unknown pack prepared")
-	}
-}
-
-// callpipeContext runs a pipeline call just far enough to get the context
-// the executor sees for snap: a pipeline whose Snapshot is snap and whose
-// executor captures ctx.
-func callpipeContext(snap *callpipe.Snapshot) context.Context {
-	var got context.Context
-	p := callpipe.New(callpipe.Options{Snapshot: func() *callpipe.Snapshot { return snap }, Journal: callpipe.NewJournal(discard{})})
-	call, _ := callpipe.ParseCall(json.RawMessage(`{"name":"say","arguments":{"n":"1"}}`))
-	p.Call(context.Background(), callpipe.Request{Agent: "a", Provider: callpipe.Command, Surface: "echo", Call: call, Exec: captureExec{&got}})
-	return got
-}
-
-type discard struct{}
-
-func (discard) Append(*audit.Event) error { return nil }
-
-type captureExec struct{ ctx *context.Context }
-
-func (c captureExec) Prepare(ctx context.Context, _ *callpipe.Call) (callpipe.Run, error) {
-	*c.ctx = ctx
-	return nil, errRefuse
-}
-
-var errRefuse = errors.New("captured")
-
-// TestHealthz: ready with a store that answers; the probe needs no token.
-func TestHealthz(t *testing.T) {
-	t.Parallel()
-	e := openReload(t, "tool:echo:say")
-	srv := httptest.NewServer(e.g.Handler(HTTPOptions{}))
-	defer srv.Close()
-	for _, path := range []string{"/healthz", "/livez"} {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %s", path, resp.Status)
-		}
-	}
-	e.g.store.Close() // the store going away makes the replica unready
-	resp, err := http.Get(srv.URL + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("/healthz with a closed store: %s", resp.Status)
-	}
-}
-
-// TestRestartOnlyServers: a server's tiers, effects and scopes reload
-// live; how it is reached, or a server added, waits for a restart.
-func TestRestartOnlyServers(t *testing.T) {
-	t.Parallel()
-	base := `version: 1
-mcp_servers:
-  - id: mem
-    command: [node, server.js]
-    permission: cautious
-agents:
-  - {id: a, grants: ["server:mem"]}
-`
-	cases := []struct {
-		name, from, to string
-		want           string
-	}{
-		{"tier", "permission: cautious", "permission: strict", ""},
-		{"effects", "permission: cautious", "permission: cautious\n    effects: {read_graph: read}", ""},
-		{"command", "command: [node, server.js]", "command: [node, other.js]", "mcp_servers.mem (transport)"},
-		{"env", "permission: cautious", "permission: cautious\n    env: {X: y}", "mcp_servers.mem (transport)"},
-		{"added", "agents:", "  - {id: two, url: \"https://two.example/mcp\"}\nagents:", "mcp_servers.two (added)"},
-		{"credentials", "mcp_servers:", "credentials:\n  k: {env: K}\nmcp_servers:", "credentials"},
-	}
-	load := func(t *testing.T, y string) *workspace.Workspace {
-		t.Helper()
-		ws, err := workspace.Parse("toolgate.yaml", []byte(y))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ws
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			got := strings.Join(restartOnly(load(t, base), load(t, strings.Replace(base, c.from, c.to, 1))), ",")
-			if got != c.want {
-				t.Fatalf("restartOnly = %q, want %q", got, c.want)
-			}
-		})
 	}
 }
