@@ -166,3 +166,30 @@ func directCall(t *testing.T, node, script, memory, tool, args string) json.RawM
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`)
 	return read("2")
 }
+
+func TestJSONString(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{`<b>&</b>`: `"<b>&</b>"`, "q\"\\\n": `"q\"\\\n"`, "\u2028": `"\u2028"`} {
+		if got := string(jsonString(in)); got != want {
+			t.Errorf("jsonString(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestModernResult(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		`{"content":[]}`:                        `{"content":[],"resultType":"complete"}`,
+		`{"taskId":"t","resultType":"task"}`:    `{"taskId":"t","resultType":"task"}`,
+		`{"resultType":"input_required","x":1}`: `{"resultType":"input_required","x":1}`,
+	}
+	for in, want := range cases {
+		if got := string(modernResult(json.RawMessage(in))); got != want {
+			t.Errorf("modernResult(%s) = %s, want %s", in, got, want)
+		}
+	}
+	var vs []string
+	if err := json.Unmarshal(versionList(), &vs); err != nil || len(vs) < 2 || vs[0] == "" {
+		t.Errorf("versionList %s", versionList())
+	}
+}
