@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/tracing"
 )
 
@@ -45,7 +45,7 @@ var errNoID = errors.New("tools/call was sent without an id (as a notification, 
 // take a held call off the request (a 2026-07-28 client). It returns the
 // result for the client, or a JSON-RPC error object (a malformed call, a
 // proxied server's own error) as is.
-func (g *Gateway) callTool(ctx context.Context, agent, surface string, id, params json.RawMessage, client mcpserve.Client, hold callpipe.Holder, exec executor) (result, rpcErr json.RawMessage) {
+func (g *Gateway) callTool(ctx context.Context, agent, surface string, id, params json.RawMessage, client mcpwire.Client, hold callpipe.Holder, exec executor) (result, rpcErr json.RawMessage) {
 	req := callpipe.Request{Agent: agent, Provider: exec.provider(), Surface: surface, Exec: exec, Hold: hold}
 	call, err := callpipe.ParseCall(params)
 	switch {
@@ -60,7 +60,7 @@ func (g *Gateway) callTool(ctx context.Context, agent, surface string, id, param
 			}
 		}
 		req.Call = call
-		req.Asker = mcpserve.NewAsker(client, id, call.ProgressToken())
+		req.Asker = newAsker(client, id, call.ProgressToken())
 		req.Protocol = client.Version
 		var span trace.Span
 		ctx, span = g.startCallSpan(ctx, call, agent, surface)

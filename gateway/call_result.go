@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/strictjson"
 )
 
@@ -30,17 +30,5 @@ func modernResult(result json.RawMessage) json.RawMessage {
 	if jsonrpc.Field(result, "resultType") != nil {
 		return result
 	}
-	return mcpserve.SetResultMembers(result, "resultType", `"complete"`)
-}
-
-// versionList is every protocol version toolgate serves, as a JSON array.
-func versionList() []byte {
-	b := []byte{'['}
-	for i, v := range mcpserve.SupportedVersions() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, v)
-	}
-	return append(b, ']')
+	return mcpwire.SetResultMembers(result, "resultType", `"complete"`)
 }

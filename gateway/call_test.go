@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestCallToolEntry: the one entry parses, checks the id and hands every
@@ -48,7 +48,7 @@ func TestCallToolEntry(t *testing.T) {
 		if c.id != "" {
 			id = json.RawMessage(c.id)
 		}
-		res, rpcErr := g.callTool(context.Background(), "reader", c.surface, id, json.RawMessage(c.params), mcpserve.Client{}, nil, c.exec)
+		res, rpcErr := g.callTool(context.Background(), "reader", c.surface, id, json.RawMessage(c.params), mcpwire.Client{}, nil, c.exec)
 		switch {
 		case c.rpcErr != "" && !strings.Contains(jsonrpc.ParseError(rpcErr).Message, c.rpcErr):
 			t.Errorf("%s: error %s, want one saying %q", c.name, rpcErr, c.rpcErr)
@@ -97,7 +97,7 @@ func TestCallToolJobBranch(t *testing.T) {
 		if id != "" {
 			rid = json.RawMessage(id)
 		}
-		res, rpcErr := g.callTool(context.Background(), agent, "work", rid, json.RawMessage(`{"name":"job-status","arguments":{}}`), mcpserve.Client{}, nil, g.packExecutor(agent, s))
+		res, rpcErr := g.callTool(context.Background(), agent, "work", rid, json.RawMessage(`{"name":"job-status","arguments":{}}`), mcpwire.Client{}, nil, g.packExecutor(agent, s))
 		return res, rpcErr, len(events(t, g)) - before
 	}
 	if res, _, audited := call("a", "1"); !strings.Contains(string(res), "no background jobs") || audited != 0 {

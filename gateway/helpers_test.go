@@ -19,7 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 func resultText(r *mcp.CallToolResult) string {
@@ -66,7 +66,7 @@ func callPack(t *testing.T, g *Gateway, agent, surface, member string, args map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, rpcErr := g.callTool(context.Background(), agent, surface, json.RawMessage(`1`), params, mcpserve.Client{}, nil, g.packExecutor(agent, g.rev.Load().surfaces[surface]))
+	raw, rpcErr := g.callTool(context.Background(), agent, surface, json.RawMessage(`1`), params, mcpwire.Client{}, nil, g.packExecutor(agent, g.rev.Load().surfaces[surface]))
 	if rpcErr != nil {
 		t.Fatalf("JSON-RPC error %s", rpcErr)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/metrics"
 	"github.com/toolgate/toolgate/tracing"
 )
@@ -144,7 +145,7 @@ func (g *Gateway) Metrics() *metrics.Metrics { return g.metrics }
 // countSessions wraps a session factory so the sessions it opens are
 // counted open until they close.
 func countSessions(f mcpserve.Factory, s *metrics.Surface) mcpserve.Factory {
-	return func(ctx context.Context, peer mcpserve.Peer) (mcpserve.Session, error) {
+	return func(ctx context.Context, peer mcpwire.Peer) (mcpserve.Session, error) {
 		sess, err := f(ctx, peer)
 		if err != nil {
 			return nil, err

@@ -12,7 +12,7 @@ import (
 	"github.com/toolgate/toolgate/tracing"
 )
 
-// downstreamHeaders is mcpproxy.Config.RequestHeaders: the trace context
+// downstreamHeaders is transport.Config.RequestHeaders: the trace context
 // of the message being sent (its _meta traceparent, which the gateway set
 // from its own span) is mirrored into the HTTP traceparent header, so a
 // server tracing at the HTTP layer continues the same trace. The header

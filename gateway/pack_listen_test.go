@@ -12,7 +12,7 @@ import (
 )
 
 // peerLog is the transport's side of a stream as the handler sees it
-// (mcpserve.Peer): each message sent, in order.
+// (mcpwire.Peer): each message sent, in order.
 type peerLog chan []byte
 
 func (p peerLog) Send(msg []byte, _ json.RawMessage, _ bool) { p <- msg }

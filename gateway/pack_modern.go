@@ -7,6 +7,7 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // listTTL is the freshness hint (ttlMs) on the lists toolgate answers: an
@@ -25,7 +26,7 @@ type packModern struct {
 }
 
 // Serve implements mcpserve.Handler.
-func (h packModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpserve.Peer) {
+func (h packModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpwire.Peer) {
 	result, rpcErr := h.serve(ctx, m, req, out)
 	if result == nil && rpcErr == nil {
 		return // a stream that ended with its context (subscriptions/listen)
@@ -33,7 +34,7 @@ func (h packModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.
 	out.Send((&jsonrpc.Message{ID: m.ID, Result: result, Error: rpcErr}).Encode(), m.ID, false)
 }
 
-func (h packModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpserve.Peer) (json.RawMessage, json.RawMessage) {
+func (h packModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpwire.Peer) (json.RawMessage, json.RawMessage) {
 	g := h.g
 	switch m.Method {
 	case "server/discover":
@@ -59,7 +60,7 @@ func (h packModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.
 // refused and audited; other notifications mean nothing here.
 func (h packModern) Notify(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request) {
 	if m.Method == "tools/call" {
-		h.g.callTool(ctx, h.agent, h.s.pack.ID, nil, m.Params, mcpserve.Client{Version: req.Version}, nil, h.g.packExecutor(h.agent, h.s))
+		h.g.callTool(ctx, h.agent, h.s.pack.ID, nil, m.Params, mcpwire.Client{Version: req.Version}, nil, h.g.packExecutor(h.agent, h.s))
 	}
 }
 
@@ -71,6 +72,6 @@ func (g *Gateway) discoverResult(surfaceID string) json.RawMessage {
 	b = append(b, `,"version":`...)
 	b = appendJSONString(b, g.versionString())
 	b = append(b, `}},"cacheScope":"private","capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"tools":{"listChanged":true}},"resultType":"complete","supportedVersions":`...)
-	b = append(b, versionList()...)
+	b = mcpwire.AppendVersionList(b)
 	return append(b, `,"ttlMs":`+listTTL+`}`...)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestPackModern: 2026-07-28 requests on a pack surface — discover, the
@@ -54,7 +55,7 @@ func TestPackModern(t *testing.T) {
 func TestDiscoverResult(t *testing.T) {
 	t.Parallel()
 	got := (&Gateway{}).discoverResult("s")
-	if !json.Valid(got) || !strings.Contains(string(got), `"supportedVersions":`+string(versionList())) || !strings.Contains(string(got), `"io.modelcontextprotocol/tasks":{}`) {
+	if !json.Valid(got) || !strings.Contains(string(got), `"supportedVersions":`+string(mcpwire.AppendVersionList(nil))) || !strings.Contains(string(got), `"io.modelcontextprotocol/tasks":{}`) {
 		t.Errorf("discoverResult = %s", got)
 	}
 }

@@ -3,17 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"sync"
 
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
-
-// supportedVersions are the session-era protocol versions a pack surface
-// answers initialize with, newest first; a client asking for another gets
-// the newest, as the protocol's negotiation asks.
-var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // packSession serves one client session of one agent on a pack surface:
 // initialize, ping, tools/list from the agent's view, and tools/call
@@ -22,12 +17,12 @@ type packSession struct {
 	g     *Gateway
 	agent string
 	s     *surface
-	peer  mcpserve.Peer
+	peer  mcpwire.Peer
 	out   *jsonrpc.Outbound
 	ctx   context.Context
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
-	reqs  mcpserve.Requests
+	reqs  mcpwire.Requests
 
 	mu      sync.Mutex
 	version string
@@ -36,7 +31,7 @@ type packSession struct {
 
 // packSessions is the session factory of agent on pack s.
 func (g *Gateway) packSessions(agent string, s *surface) mcpserve.Factory {
-	return func(_ context.Context, peer mcpserve.Peer) (mcpserve.Session, error) {
+	return func(_ context.Context, peer mcpwire.Peer) (mcpserve.Session, error) {
 		ctx, stop := context.WithCancel(context.Background())
 		return &packSession{g: g, agent: agent, s: s, peer: peer, out: jsonrpc.NewOutbound("tg-"), ctx: ctx, stop: stop}, nil
 	}
@@ -74,10 +69,10 @@ func (ps *packSession) Close() error {
 	return nil
 }
 
-func (ps *packSession) client() mcpserve.Client {
+func (ps *packSession) client() mcpwire.Client {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	return mcpserve.Client{Peer: ps.peer, Outbound: ps.out, Version: ps.version, Capabilities: ps.caps}
+	return mcpwire.Client{Peer: ps.peer, Outbound: ps.out, Version: ps.version, Capabilities: ps.caps}
 }
 
 func (ps *packSession) serve(ctx context.Context, m *jsonrpc.Message) (result, rpcErr json.RawMessage) {
@@ -101,10 +96,7 @@ func (ps *packSession) initialize(params json.RawMessage) json.RawMessage {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	_ = json.Unmarshal(params, &p)
-	version := supportedVersions[0]
-	if slices.Contains(supportedVersions, p.ProtocolVersion) {
-		version = p.ProtocolVersion
-	}
+	version := mcpwire.NegotiateLegacy(p.ProtocolVersion)
 	ps.mu.Lock()
 	ps.version = version
 	ps.caps = jsonrpc.Field(params, "capabilities")

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestPackSession: a session on a pack surface negotiates the protocol
@@ -14,7 +15,7 @@ func TestPackSession(t *testing.T) {
 	t.Parallel()
 	g := openYAML(t, adminWorkspace, map[string]string{"READER": "reader-tok"})
 	c := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/json-tools", "reader-tok"}
-	for asked, want := range map[string]string{"2025-03-26": "2025-03-26", "1999-01-01": supportedVersions[0], "": supportedVersions[0]} {
+	for asked, want := range map[string]string{"2025-03-26": "2025-03-26", "1999-01-01": mcpwire.LegacyVersions()[0], "": mcpwire.LegacyVersions()[0]} {
 		init := responseTo(t, c.post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+asked+`","capabilities":{}}}`, nil).Body.Bytes(), "1")
 		if string(jsonrpc.Field(init, "protocolVersion")) != `"`+want+`"` || !strings.Contains(string(init), `"serverInfo":{"name":"toolgate/json-tools","version":"dev"}`) {
 			t.Errorf("initialize asking %q: %s", asked, init)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestProxyModern: 2026-07-28 requests to a proxied server — discover
@@ -18,7 +19,7 @@ func TestProxyModern(t *testing.T) {
 	g := openProxyGateway(t)
 	narrow := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/conf", "narrow-tok"}
 	disc := responseTo(t, narrow.modern("1", "server/discover", "", "").Body.Bytes(), "1")
-	if string(jsonrpc.Field(disc, "cacheScope")) != `"private"` || string(jsonrpc.Field(disc, "supportedVersions")) != string(versionList()) {
+	if string(jsonrpc.Field(disc, "cacheScope")) != `"private"` || string(jsonrpc.Field(disc, "supportedVersions")) != string(mcpwire.AppendVersionList(nil)) {
 		t.Errorf("discover %s", disc)
 	}
 	list := responseTo(t, narrow.modern("2", "tools/list", "", "").Body.Bytes(), "2")

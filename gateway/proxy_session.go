@@ -6,17 +6,18 @@ import (
 
 	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // sessionFactory starts the relay of one client session of agent.
 func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory {
-	return func(ctx context.Context, up mcpserve.Peer) (mcpserve.Session, error) {
+	return func(ctx context.Context, up mcpwire.Peer) (mcpserve.Session, error) {
 		up = g.redacting(up)
 		era, err := g.serverEra(ctx, ps)
 		if err != nil {
 			return nil, err
 		}
-		if era == mcpproxy.Modern {
+		if era == mcpwire.EraModern {
 			// A legacy client in front of a 2026-07-28-only server.
 			return mcpproxy.NewBridge(ctx, ps.stateless, up, g.proxyHooks(agent, ps), ps.down.discover)
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/mcpproxy"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -245,7 +245,7 @@ agents:
 		forwarded = true
 		return json.RawMessage(`{"content":[]}`), nil, nil
 	}}
-	res, _ := g.callTool(context.Background(), "a", "conf", json.RawMessage(`1`), json.RawMessage(`{"name":"echo","arguments":{"text":"x"}}`), mcpserve.Client{}, nil, exec)
+	res, _ := g.callTool(context.Background(), "a", "conf", json.RawMessage(`1`), json.RawMessage(`{"name":"echo","arguments":{"text":"x"}}`), mcpwire.Client{}, nil, exec)
 	if forwarded || !strings.Contains(string(res), "DENIED: tool definition changed since it was pinned") {
 		t.Fatalf("changed echo: forwarded %v, result %s", forwarded, res)
 	}

@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"github.com/toolgate/toolgate/grantcheck"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // agentView is one agent's view of one surface under one revision,
@@ -38,7 +38,7 @@ func (g *Gateway) view(agent, surfaceID string) *agentView {
 	if s, ok := rev.surfaces[surfaceID]; ok {
 		v.jobs = g.hasJobTools(s, tools)
 		v.list = packToolList(rev, s, v)
-		v.modernList = mcpserve.SetResultMembers(v.list, "cacheScope", `"private"`, "resultType", `"complete"`, "ttlMs", listTTL)
+		v.modernList = mcpwire.SetResultMembers(v.list, "cacheScope", `"private"`, "resultType", `"complete"`, "ttlMs", listTTL)
 	}
 	actual, _ := rev.views.LoadOrStore(key, v)
 	return actual.(*agentView)

@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/state"
 )
 
@@ -68,11 +69,11 @@ func (g *Gateway) taskOp(ctx context.Context, agent string, provider callpipe.Pr
 		return nil, jsonrpc.ErrorObject(jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
 	store := g.taskStore()
-	if !req.HasExtension(mcpserve.ExtensionTasks) {
-		ev.Decision, ev.Reason = "deny", ev.Reason+": the client did not declare "+mcpserve.ExtensionTasks
+	if !req.HasExtension(mcpwire.ExtensionTasks) {
+		ev.Decision, ev.Reason = "deny", ev.Reason+": the client did not declare "+mcpwire.ExtensionTasks
 		_ = g.pipe.Journal().Append(ev)
-		f, _ := jsonrpc.ParseFields(jsonrpc.ErrorObject(-32021, "Missing required client capability: "+mcpserve.ExtensionTasks))
-		return nil, f.Set("data", json.RawMessage(`{"requiredCapabilities":{"extensions":{"`+mcpserve.ExtensionTasks+`":{}}}}`)).Encode()
+		f, _ := jsonrpc.ParseFields(jsonrpc.ErrorObject(-32021, "Missing required client capability: "+mcpwire.ExtensionTasks))
+		return nil, f.Set("data", json.RawMessage(`{"requiredCapabilities":{"extensions":{"`+mcpwire.ExtensionTasks+`":{}}}}`)).Encode()
 	}
 	if store == nil || id == "" {
 		return notFound()

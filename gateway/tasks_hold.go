@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/state"
 )
 
@@ -31,7 +32,7 @@ type modernHold struct {
 // approval's lifetime.
 func (h modernHold) Task(ctx context.Context, r approvals.Request, resume func(context.Context) callpipe.Result) ([]byte, bool) {
 	store := h.g.taskStore()
-	if store == nil || !h.req.HasExtension(mcpserve.ExtensionTasks) {
+	if store == nil || !h.req.HasExtension(mcpwire.ExtensionTasks) {
 		return nil, false
 	}
 	ttl := h.g.approvals.TTL() + time.Minute
