@@ -14,35 +14,27 @@ import (
 	"github.com/toolgate/toolgate/audit"
 )
 
+// TestAdminAuth: the admin API and console are mounted on the gateway's
+// handler behind the admin token and the gateway's own origin check (the
+// admin package's tests hold the full table).
 func TestAdminAuth(t *testing.T) {
 	t.Parallel()
 	_, srv := adminServer(t)
 	cases := []struct {
-		name   string
-		method string
-		path   string
-		hdr    map[string]string
-		want   int
+		name string
+		path string
+		hdr  map[string]string
+		want int
 	}{
-		{"no token", "GET", "/admin/status", nil, 401},
-		{"agent token", "GET", "/admin/approvals", map[string]string{"Authorization": "Bearer reader-tok"}, 401},
-		{"wrong token", "GET", "/admin/approvals", map[string]string{"Authorization": "Bearer admin-to"}, 401},
-		{"admin token", "GET", "/admin/status", map[string]string{"Authorization": "Bearer admin-tok"}, 200},
-		{"admin token, foreign origin", "GET", "/admin/status", map[string]string{"Authorization": "Bearer admin-tok", "Origin": "https://evil.example"}, 403},
-		{"approve unknown id", "POST", "/admin/approvals/ap-nope/approve", map[string]string{"Authorization": "Bearer admin-tok"}, 404},
-		{"agent token approving", "POST", "/admin/approvals/ap-nope/approve", map[string]string{"Authorization": "Bearer reader-tok"}, 401},
-		{"console without session", "GET", "/ui/", nil, 200}, // the login form
-		{"console with a wrong token", "GET", "/ui/?token=nope", nil, 401},
-		{"console with the token once", "GET", "/ui/?token=admin-tok", nil, 303},
-		{"websocket without session", "GET", "/ui/ws", nil, 401},
+		{"admin token", "/admin/status", map[string]string{"Authorization": "Bearer admin-tok"}, 200},
+		{"agent token", "/admin/approvals", map[string]string{"Authorization": "Bearer reader-tok"}, 401},
+		{"admin token from a foreign origin", "/admin/status", map[string]string{"Authorization": "Bearer admin-tok", "Origin": "https://evil.example"}, 403},
+		{"console", "/ui/", nil, 200},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			if resp := do(t, c.method, srv.URL+c.path, c.hdr, ""); resp.StatusCode != c.want {
-				t.Errorf("%s %s: %s, want %d", c.method, c.path, resp.Status, c.want)
-			}
-		})
+		if resp := do(t, "GET", srv.URL+c.path, c.hdr, ""); resp.StatusCode != c.want {
+			t.Errorf("%s: %s, want %d", c.name, resp.Status, c.want)
+		}
 	}
 }
 
@@ -66,62 +58,19 @@ func TestAdminTokenProblems(t *testing.T) {
 	}
 }
 
+// TestAuditQuery: /admin/audit reads this gateway's audit.
 func TestAuditQuery(t *testing.T) {
 	t.Parallel()
 	g, srv := adminServer(t)
-	old := time.Now().Add(-2 * time.Hour)
-	events := []*audit.Event{
-		{Agent: "reader", Action: "command:call:json-tools:query", Decision: "allow", Time: old},
-		{Agent: "reader", Action: "command:call:json-tools:keys", Decision: "deny"},
-		{Agent: "editor", Action: "mcp:call:mem:store", Decision: "approval"},
-		{Agent: "reader", Action: "command:call:json-tools:query", Decision: "allow"},
-	}
-	for _, ev := range events {
-		if err := g.pipe.Journal().Append(ev); err != nil {
+	for _, agent := range []string{"reader", "editor", "reader"} {
+		if err := g.pipe.Journal().Append(&audit.Event{Agent: agent, Action: "command:call:json-tools:query", Decision: "allow"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cases := []struct {
-		query string
-		want  []int64 // seqs
-	}{
-		{"", []int64{1, 2, 3, 4}},
-		{"agent=reader", []int64{1, 2, 4}},
-		{"decision=allow", []int64{1, 4}},
-		{"action=command:call:json-tools:query", []int64{1, 4}},
-		{"action=command:call:*", []int64{1, 2, 4}},
-		{"since=1h", []int64{2, 3, 4}},
-		{"until=1h", []int64{1}},
-		{"agent=reader&limit=1", []int64{4}},
-	}
-	for _, c := range cases {
-		t.Run(c.query, func(t *testing.T) {
-			t.Parallel()
-			resp := do(t, "GET", srv.URL+"/admin/audit?"+c.query, map[string]string{"Authorization": "Bearer admin-tok"}, "")
-			var got []audit.Event
-			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
-				t.Fatalf("%s: %v", resp.Status, err)
-			}
-			var seqs []int64
-			for _, ev := range got {
-				seqs = append(seqs, ev.Seq)
-			}
-			if len(seqs) != len(c.want) {
-				t.Fatalf("seqs = %v, want %v", seqs, c.want)
-			}
-			for i := range seqs {
-				if seqs[i] != c.want[i] {
-					t.Fatalf("seqs = %v, want %v", seqs, c.want)
-				}
-			}
-		})
-	}
-	if resp := do(t, "GET", srv.URL+"/admin/audit?since=yesterday", map[string]string{"Authorization": "Bearer admin-tok"}, ""); resp.StatusCode != 400 {
-		t.Errorf("bad since: %s, want 400", resp.Status)
-	}
-	st := g.Status()
-	if !st.Audit.OK || st.Audit.Appended != 4 || st.Workspace.Revision == "" || len(st.Surfaces) != 1 || st.Approvals.TTL != "10m0s" || st.Approvals.Wait != "30s" {
-		t.Errorf("status = %+v", st)
+	resp := do(t, "GET", srv.URL+"/admin/audit?agent=reader", map[string]string{"Authorization": "Bearer admin-tok"}, "")
+	var got []audit.Event
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || len(got) != 2 || got[0].Seq != 1 || got[1].Seq != 3 {
+		t.Fatalf("%s: %+v %v", resp.Status, got, err)
 	}
 }
 
