@@ -155,7 +155,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.pins = newPins(ws)
-	if err := g.initObservability(ctx, opts.Getenv); err != nil {
+	if err := g.initObservability(ctx); err != nil {
 		return nil, err
 	}
 	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log, g.downstreamHeaders); err != nil {

@@ -27,12 +27,12 @@ import (
 // traceparent header, or _meta's, which wins) through the gateway's span
 // to the downstream request (its _meta and its HTTP headers).
 
-// initObservability builds the metrics and the tracer (OTEL_* variables
-// from getenv; off when none is set).
-func (g *Gateway) initObservability(ctx context.Context, getenv func(string) string) error {
+// initObservability builds the metrics and the tracer (the process's
+// OTEL_* variables, which the exporter reads; off when none is set).
+func (g *Gateway) initObservability(ctx context.Context) error {
 	g.metrics = metrics.New()
 	g.metrics.DeclareWorkspace(g.ws)
-	t, err := tracing.New(ctx, tracing.Config{Getenv: getenv, ServiceVersion: g.versionString(), Logger: g.log})
+	t, err := tracing.New(ctx, tracing.Config{ServiceVersion: g.versionString(), Logger: g.log})
 	if err != nil {
 		return err
 	}

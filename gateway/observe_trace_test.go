@@ -63,9 +63,9 @@ func (r *otlpReceiver) received() []*tracepb.Span {
 // TestTraceThroughAPackCall: the caller's _meta traceparent is continued
 // by the gateway's span, the command's exec span is its child, and the
 // audit records the trace id.
-func TestTraceThroughAPackCall(t *testing.T) {
-	t.Parallel()
+func TestTraceThroughAPackCall(t *testing.T) { // not parallel: the exporter reads the process's OTEL_* variables
 	rcv := newOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.srv.URL+"/v1/traces")
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "toolgate.yaml")
 	if err := os.WriteFile(ws, []byte(pipelineWorkspace), 0o644); err != nil {
@@ -74,7 +74,7 @@ func TestTraceThroughAPackCall(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "d.json"), []byte(`{"a":1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"PATH": os.Getenv("PATH"), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rcv.srv.URL + "/v1/traces"}
+	env := map[string]string{"PATH": os.Getenv("PATH")}
 	auditPath := filepath.Join(dir, "audit.jsonl")
 	g, err := Open(context.Background(), ws, Options{Getenv: func(k string) string { return env[k] }, AuditPath: auditPath})
 	if err != nil {

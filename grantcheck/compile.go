@@ -3,6 +3,7 @@ package grantcheck
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -248,7 +249,7 @@ func (c *compiler) grant(a *workspace.Agent, g *workspace.Grant) *grant {
 	for _, wc := range g.ParamConstraints {
 		if m := s.members[capab.Member]; s.kind == KindPackSurface && m.schema != nil && !m.schema.props[wc.Param] && !c.dmg.members[toolKey{s.id, capab.Member}] {
 			c.errorf(wc.Pos, "%s: param_constraints name parameter %q, which %s:%s does not declare in inputs.properties (it declares: %s)",
-				where, wc.Param, s.id, capab.Member, strings.Join(sortedKeys(m.schema.props), ", "))
+				where, wc.Param, s.id, capab.Member, strings.Join(slices.Sorted(maps.Keys(m.schema.props)), ", "))
 			ok = false
 			continue
 		}
@@ -306,13 +307,4 @@ func (c *compiler) unknownSurface(id string) string {
 		declared = "none"
 	}
 	return fmt.Sprintf("surface %q is not declared (declared surfaces: %s); declare it under mcp_servers or command_packs, or fix the name", id, declared)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/strictjson"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -25,7 +26,7 @@ type constraint struct {
 	pattern  *regexp.Regexp
 	min, max *float64
 	// minExact and maxExact are min and max as exact decimals.
-	minExact, maxExact decimal
+	minExact, maxExact strictjson.Decimal
 	maxLen             int // -1: none
 	// within is the resolved root; withinAsWritten is what the workspace says.
 	within, withinAsWritten string

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/strictjson"
 )
 
 // TestCmpNumberExact: a literal is compared with a bound by its exact
@@ -56,7 +58,7 @@ func TestCmpNumberExact(t *testing.T) {
 		}
 	}
 	for _, v := range []any{json.Number("x"), json.Number("1."), json.Number(".5"), json.Number("01x"), json.Number("1e"), json.Number("+1"), "1", nil, true, math.NaN()} {
-		if _, ok := compareNumber(v, decimal{}); ok {
+		if _, ok := compareNumber(v, strictjson.Decimal{}); ok {
 			t.Errorf("compareNumber(%#v) compared a non-number", v)
 		}
 	}

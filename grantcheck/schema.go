@@ -13,12 +13,10 @@ import (
 	"golang.org/x/text/message"
 )
 
-// inputSchema is one tool's compiled input schema. The library validator is
-// the authority; fast, when not nil, accepts the common flat-object subset
-// without allocating and defers every other case to the library.
+// inputSchema is one tool's input schema, compiled once when the policy is
+// built; the library validator alone decides whether arguments conform.
 type inputSchema struct {
 	lib   *jsonschema.Schema
-	fast  *fastSchema
 	raw   json.RawMessage
 	props map[string]bool
 	// guard refuses keys equal to a declared parameter but for case.
@@ -50,7 +48,7 @@ func compileSchema(url string, raw []byte) (*inputSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid JSON Schema: %s", describeLeaves(err, func(loc string) string { return "at /" + loc }))
 	}
-	s := &inputSchema{lib: lib, fast: compileFast(obj), raw: json.RawMessage(raw), props: map[string]bool{}, guard: compileCaseGuard(obj, 0)}
+	s := &inputSchema{lib: lib, raw: json.RawMessage(raw), props: map[string]bool{}, guard: compileCaseGuard(obj, 0)}
 	if props, ok := obj["properties"].(map[string]any); ok {
 		for k := range props {
 			s.props[k] = true
@@ -63,9 +61,6 @@ func compileSchema(url string, raw []byte) (*inputSchema, error) {
 func (s *inputSchema) validate(args map[string]any) error {
 	if err := s.guard.check(args, ""); err != nil {
 		return err
-	}
-	if s.fast != nil && s.fast.accepts(args) {
-		return nil
 	}
 	if args == nil {
 		args = map[string]any{}

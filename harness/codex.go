@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -49,44 +48,3 @@ const (
 	codexToolTimeout   = 60 * time.Second
 	codexTimeoutMargin = 30 * time.Second
 )
-
-var bareKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-func tomlKey(k string) string {
-	if bareKeyRE.MatchString(k) {
-		return k
-	}
-	return tomlString(k)
-}
-
-// tomlString is a TOML basic string: quotes, backslashes and control
-// characters escaped, everything else as is.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-func tomlArray(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = tomlString(s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
-}

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/toolgate/toolgate/grantcheck"
@@ -123,73 +121,6 @@ func claudeSettings(path string) (source, error) {
 	return src, nil
 }
 
-// codexConfigTOML reads mcp_servers.<id> of a Codex config.toml: its
-// enabled_tools (every tool when absent) less its disabled_tools; a server
-// with enabled = false offers none.
-func codexConfigTOML(path string, known grantcheck.Known) (source, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return source{}, fmt.Errorf("read %s: %w", path, err)
-	}
-	doc, err := parseTOML(data)
-	if err != nil {
-		return source{}, fmt.Errorf("%s: %w", path, err)
-	}
-	servers, _ := doc["mcp_servers"].(map[string]any)
-	var src source
-	var asking []string
-	for _, id := range sortedKeysOf(servers) {
-		t, ok := servers[id].(map[string]any)
-		if !ok {
-			return source{}, fmt.Errorf("%s: mcp_servers.%s is not a table", path, id)
-		}
-		if enabled, ok := t["enabled"].(bool); ok && !enabled {
-			continue
-		}
-		var tools *[]string
-		if raw, ok := t["enabled_tools"]; ok {
-			list, err := stringList(raw)
-			if err != nil {
-				return source{}, fmt.Errorf("%s: mcp_servers.%s.enabled_tools: %w", path, id, err)
-			}
-			tools = &list
-		}
-		var disabled []string
-		if raw, ok := t["disabled_tools"]; ok {
-			if disabled, err = stringList(raw); err != nil {
-				return source{}, fmt.Errorf("%s: mcp_servers.%s.disabled_tools: %w", path, id, err)
-			}
-		}
-		if len(disabled) > 0 {
-			if tools == nil && known[id] != nil {
-				all := append([]string(nil), known[id]...)
-				tools = &all
-			}
-			if tools == nil {
-				src.problems = append(src.problems, fmt.Sprintf("%s: disabled_tools (%s) on a server whose tools are not known: what it leaves cannot be compared; list enabled_tools instead", id, strings.Join(disabled, ", ")))
-			} else {
-				kept := []string{}
-				for _, name := range *tools {
-					if !slices.Contains(disabled, name) {
-						kept = append(kept, name)
-					}
-				}
-				tools = &kept
-			}
-		}
-		// Codex's own spelling of the names is lossy ('-' → '_'); the config
-		// holds them unchanged, and the Codex naming reads those too.
-		src.entries = append(src.entries, serverEntries(grantcheck.NamingClaude, id, tools)...)
-		if mode, _ := t["default_tools_approval_mode"].(string); mode != "approve" {
-			asking = append(asking, id)
-		}
-	}
-	if len(asking) > 0 {
-		src.notes = append(src.notes, fmt.Sprintf("%s: without default_tools_approval_mode = \"approve\" Codex asks before each call not marked read-only, and codex exec refuses it", strings.Join(asking, ", ")))
-	}
-	return src, nil
-}
-
 // serverEntries are the allowlist entries of one configured server in
 // naming n: its listed tools, or the whole server when no list is given.
 func serverEntries(n grantcheck.Naming, id string, tools *[]string) []string {
@@ -203,22 +134,6 @@ func serverEntries(n grantcheck.Naming, id string, tools *[]string) []string {
 	return out
 }
 
-func stringList(v any) ([]string, error) {
-	arr, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("expected an array of strings")
-	}
-	out := make([]string, 0, len(arr))
-	for _, item := range arr {
-		s, ok := item.(string)
-		if !ok {
-			return nil, fmt.Errorf("expected an array of strings")
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
 func readJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -228,13 +143,4 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
-}
-
-func sortedKeysOf[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

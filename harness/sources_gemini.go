@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -44,7 +45,7 @@ func geminiSettings(path string, known grantcheck.Known) (source, error) {
 	for _, s := range doc.MCPServers {
 		approving = approving || s.Trust
 	}
-	for _, id := range sortedKeysOf(doc.MCPServers) {
+	for _, id := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		s := doc.MCPServers[id]
 		switch {
 		case slices.Contains(doc.MCP.Excluded, id) || slices.Contains(doc.MCP.Excluded, "*"):

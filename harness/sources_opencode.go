@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/grantcheck"
@@ -102,7 +104,7 @@ func opencodeSettings(path string, known grantcheck.Known) (source, error) {
 		}
 		return action
 	}
-	for _, id := range sortedKeysOf(servers) {
+	for _, id := range slices.Sorted(maps.Keys(servers)) {
 		if !servers[id] {
 			continue
 		}

@@ -1,396 +1,253 @@
 package harness
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
-	"strconv"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// parseTOML reads the TOML a Codex config.toml is written in into nested
-// maps: tables and inline tables as map[string]any, arrays as []any,
-// strings as string, booleans as bool, and other scalars (numbers, dates)
-// as their text. It is enough to find mcp_servers.<id>.enabled_tools; the
-// error names the line of the first thing it cannot read.
-func parseTOML(data []byte) (map[string]any, error) {
-	p := &tomlParser{s: string(data), line: 1}
-	root := map[string]any{}
-	cur := root
-	for {
-		p.skipSpaceNewlinesComments()
-		if p.eof() {
-			return root, nil
-		}
-		var err error
-		if p.peek() == '[' {
-			cur, err = p.header(root)
-		} else {
-			err = p.keyValue(cur)
-			if err == nil {
-				err = p.endOfLine()
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+// TOML is how harness configs kept in TOML (Codex's config.toml) are read
+// and written. Reading is github.com/pelletier/go-toml/v2, a TOML 1.1
+// decoder as strict as Codex's own: a key set twice, a table declared
+// twice, a malformed value (enabled = fals) or a value of the wrong type
+// is refused with the file, line and column. Writing is the few forms
+// mcp-config prints: bare or quoted keys, basic strings, arrays of
+// strings.
+
+// tomlError is a TOML file refused at a position: Error reads
+// "path:line:column: message".
+type tomlError struct {
+	path         string
+	line, column int
+	msg          string
 }
 
-type tomlParser struct {
-	s    string
-	i    int
-	line int
+func (e *tomlError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.path, e.line, e.column, e.msg)
 }
 
-func (p *tomlParser) eof() bool  { return p.i >= len(p.s) }
-func (p *tomlParser) peek() byte { return p.s[p.i] }
-
-func (p *tomlParser) errorf(format string, args ...any) error {
-	return fmt.Errorf("line %d: %s", p.line, fmt.Sprintf(format, args...))
-}
-
-func (p *tomlParser) skipSpace() {
-	for !p.eof() && (p.peek() == ' ' || p.peek() == '\t') {
-		p.i++
-	}
-}
-
-func (p *tomlParser) skipComment() {
-	if !p.eof() && p.peek() == '#' {
-		for !p.eof() && p.peek() != '\n' {
-			p.i++
-		}
-	}
-}
-
-func (p *tomlParser) skipSpaceNewlinesComments() {
-	for !p.eof() {
-		switch p.peek() {
-		case ' ', '\t', '\r':
-			p.i++
-		case '\n':
-			p.i++
-			p.line++
-		case '#':
-			p.skipComment()
-		default:
-			return
-		}
-	}
-}
-
-func (p *tomlParser) endOfLine() error {
-	p.skipSpace()
-	p.skipComment()
-	if !p.eof() && p.peek() == '\r' {
-		p.i++
-	}
-	if p.eof() {
+// decodeTOML decodes data, read from path, into v (a pointer to a struct
+// with toml tags; keys it has no field for are ignored). A document that
+// is not TOML, or whose value does not fit v's type, is a *tomlError at the
+// offending line.
+func decodeTOML(path string, data []byte, v any) error {
+	err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
+	if err == nil {
 		return nil
 	}
-	if p.peek() != '\n' {
-		return p.errorf("unexpected %q after a value", p.peek())
+	var de *toml.DecodeError
+	if !errors.As(err, &de) {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return nil
+	line, col := de.Position()
+	return &tomlError{path: path, line: line, column: col, msg: tomlMessage(de, reflect.TypeOf(v), sourceLine(data, line))}
 }
 
-// header reads [a.b] or [[a.b]] and returns the table keys now go into.
-func (p *tomlParser) header(root map[string]any) (map[string]any, error) {
-	p.i++
-	array := !p.eof() && p.peek() == '['
-	if array {
-		p.i++
+// tomlMismatchRE matches go-toml's type mismatches ("cannot decode TOML
+// string into struct field … of type bool", "cannot store an array table
+// in a map"), which name Go types rather than what the file should hold.
+var tomlMismatchRE = regexp.MustCompile(`^toml: cannot (?:decode TOML (\w+(?: \w+)?) into|store (an array table) in)`)
+
+// tomlMessage says what is wrong in TOML terms: a type mismatch as "key:
+// a string where a boolean belongs", a syntax error with the line it is
+// on.
+func tomlMessage(de *toml.DecodeError, root reflect.Type, src string) string {
+	key := strings.Join(de.Key(), ".")
+	m := tomlMismatchRE.FindStringSubmatch(de.Error())
+	if m == nil {
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if src != "" {
+			msg += fmt.Sprintf(" in %q", src)
+		}
+		return msg
 	}
-	keys, err := p.key()
-	if err != nil {
-		return nil, err
+	found := strings.TrimPrefix(m[1]+m[2], "an ")
+	if found == "array table" {
+		found = "array of tables"
 	}
-	closing := "]"
-	if array {
-		closing = "]]"
+	want := tomlTypeAt(root, de.Key())
+	switch {
+	case want == nil:
+		return fmt.Sprintf("%s: %s is not allowed here", key, article(found))
+	case want.Kind() == reflect.Slice && !strings.Contains(de.Error(), " of type []"):
+		// an element of the array, not the array, is of the wrong type
+		return fmt.Sprintf("%s: %s in what must be %s", key, article(found), describeTOML(want))
 	}
-	p.skipSpace()
-	if !strings.HasPrefix(p.s[p.i:], closing) {
-		return nil, p.errorf("table header not closed with %s", closing)
-	}
-	p.i += len(closing)
-	if err := p.endOfLine(); err != nil {
-		return nil, err
-	}
-	parent, err := p.descend(root, keys[:len(keys)-1])
-	if err != nil {
-		return nil, err
-	}
-	last := keys[len(keys)-1]
-	if array {
-		arr, _ := parent[last].([]any)
-		t := map[string]any{}
-		parent[last] = append(arr, t)
-		return t, nil
-	}
-	return p.descend(parent, []string{last})
+	return fmt.Sprintf("%s: %s where %s belongs", key, article(found), describeTOML(want))
 }
 
-// descend walks (creating) nested tables; the last element of an array of
-// tables stands for the array.
-func (p *tomlParser) descend(t map[string]any, keys []string) (map[string]any, error) {
-	for _, k := range keys {
-		switch v := t[k].(type) {
-		case nil:
-			n := map[string]any{}
-			t[k] = n
-			t = n
-		case map[string]any:
-			t = v
-		case []any:
-			if len(v) == 0 {
-				return nil, p.errorf("%q is not a table", k)
-			}
-			last, ok := v[len(v)-1].(map[string]any)
+// tomlTypeAt is the Go type that key (a path of TOML keys) decodes into
+// under root; nil when root has no place for it.
+func tomlTypeAt(root reflect.Type, key []string) reflect.Type {
+	t := root
+	for _, k := range key {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Map:
+			t = t.Elem()
+		case reflect.Struct:
+			f, ok := tomlField(t, k)
 			if !ok {
-				return nil, p.errorf("%q is not a table", k)
+				return nil
 			}
-			t = last
+			t = f.Type
 		default:
-			return nil, p.errorf("%q is a value, not a table", k)
+			return nil
 		}
 	}
-	return t, nil
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
-func (p *tomlParser) keyValue(t map[string]any) error {
-	keys, err := p.key()
-	if err != nil {
-		return err
-	}
-	p.skipSpace()
-	if p.eof() || p.peek() != '=' {
-		return p.errorf("expected = after key %q", strings.Join(keys, "."))
-	}
-	p.i++
-	p.skipSpace()
-	v, err := p.value()
-	if err != nil {
-		return err
-	}
-	parent, err := p.descend(t, keys[:len(keys)-1])
-	if err != nil {
-		return err
-	}
-	parent[keys[len(keys)-1]] = v
-	return nil
-}
-
-// key reads a dotted key of bare and quoted parts.
-func (p *tomlParser) key() ([]string, error) {
-	var keys []string
-	for {
-		p.skipSpace()
-		if p.eof() {
-			return nil, p.errorf("expected a key")
+func tomlField(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("toml"), ","); name == key {
+			return f, true
 		}
-		switch c := p.peek(); {
-		case c == '"' || c == '\'':
-			s, err := p.str()
-			if err != nil {
-				return nil, err
+	}
+	return reflect.StructField{}, false
+}
+
+// describeTOML names what a Go type holds in TOML words.
+func describeTOML(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "a boolean (true or false, unquoted)"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(describeTOML(t.Elem()), "a "), "an ") + "s"
+	case reflect.Map, reflect.Struct:
+		return "a table"
+	case reflect.Interface:
+		return "a value"
+	}
+	return t.String()
+}
+
+func article(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
+}
+
+// sourceLine is line n (from 1) of data, trimmed, for an error to quote;
+// "" when out of range or too long to quote.
+func sourceLine(data []byte, n int) string {
+	lines := bytes.Split(data, []byte("\n"))
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	s := strings.TrimSpace(string(lines[n-1]))
+	if len(s) > 120 {
+		return ""
+	}
+	return s
+}
+
+// tomlErrorAt is a *tomlError for a document that decoded but whose
+// content is refused: positioned at the first key of data under path (a
+// table header, a dotted key, or a key holding an inline table), line 1
+// when none is found.
+func tomlErrorAt(file string, data []byte, path []string, format string, args ...any) error {
+	line, col := tomlKeyPosition(data, path)
+	return &tomlError{path: file, line: line, column: col, msg: strings.Join(path, ".") + ": " + fmt.Sprintf(format, args...)}
+}
+
+// tomlKeyPosition finds where the key path is first written in data.
+func tomlKeyPosition(data []byte, path []string) (line, col int) {
+	var p unstable.Parser
+	p.Reset(data)
+	var table []string
+	for p.NextExpression() {
+		e := p.Expression()
+		var full []string
+		var first *unstable.Node
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = table[:0]
+			for it := e.Key(); it.Next(); {
+				if first == nil {
+					first = it.Node()
+				}
+				table = append(table, string(it.Node().Data))
 			}
-			keys = append(keys, s)
+			full = table
+		case unstable.KeyValue:
+			full = append([]string(nil), table...)
+			for it := e.Key(); it.Next(); {
+				if first == nil {
+					first = it.Node()
+				}
+				full = append(full, string(it.Node().Data))
+			}
 		default:
-			start := p.i
-			for !p.eof() && isBareKeyByte(p.peek()) {
-				p.i++
-			}
-			if p.i == start {
-				return nil, p.errorf("expected a key, found %q", c)
-			}
-			keys = append(keys, p.s[start:p.i])
-		}
-		p.skipSpace()
-		if p.eof() || p.peek() != '.' {
-			return keys, nil
-		}
-		p.i++
-	}
-}
-
-func isBareKeyByte(c byte) bool {
-	return c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-}
-
-func (p *tomlParser) value() (any, error) {
-	if p.eof() {
-		return nil, p.errorf("expected a value")
-	}
-	switch p.peek() {
-	case '"', '\'':
-		return p.str()
-	case '[':
-		return p.array()
-	case '{':
-		return p.inlineTable()
-	}
-	start := p.i
-	for !p.eof() && !strings.ContainsRune(",]}#\n\r", rune(p.peek())) {
-		p.i++
-	}
-	raw := strings.TrimSpace(p.s[start:p.i])
-	switch raw {
-	case "":
-		return nil, p.errorf("expected a value")
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return raw, nil
-}
-
-func (p *tomlParser) array() ([]any, error) {
-	p.i++
-	out := []any{}
-	for {
-		p.skipSpaceNewlinesComments()
-		if p.eof() {
-			return nil, p.errorf("array not closed with ]")
-		}
-		if p.peek() == ']' {
-			p.i++
-			return out, nil
-		}
-		v, err := p.value()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-		p.skipSpaceNewlinesComments()
-		if !p.eof() && p.peek() == ',' {
-			p.i++
-		} else if p.eof() || p.peek() != ']' {
-			return nil, p.errorf("expected , or ] in an array")
-		}
-	}
-}
-
-func (p *tomlParser) inlineTable() (map[string]any, error) {
-	p.i++
-	t := map[string]any{}
-	for {
-		p.skipSpace()
-		if p.eof() {
-			return nil, p.errorf("inline table not closed with }")
-		}
-		if p.peek() == '}' {
-			p.i++
-			return t, nil
-		}
-		if err := p.keyValue(t); err != nil {
-			return nil, err
-		}
-		p.skipSpace()
-		if !p.eof() && p.peek() == ',' {
-			p.i++
-		} else if p.eof() || p.peek() != '}' {
-			return nil, p.errorf("expected , or } in an inline table")
-		}
-	}
-}
-
-// str reads a basic, literal or multi-line string.
-func (p *tomlParser) str() (string, error) {
-	q := p.peek()
-	if strings.HasPrefix(p.s[p.i:], strings.Repeat(string(q), 3)) {
-		p.i += 3
-		if strings.HasPrefix(p.s[p.i:], "\n") {
-			p.i++
-			p.line++
-		} else if strings.HasPrefix(p.s[p.i:], "\r\n") {
-			p.i += 2
-			p.line++
-		}
-		end := strings.Index(p.s[p.i:], strings.Repeat(string(q), 3))
-		if end < 0 {
-			return "", p.errorf("multi-line string not closed")
-		}
-		body := p.s[p.i : p.i+end]
-		p.line += strings.Count(body, "\n")
-		p.i += end + 3
-		if q == '\'' {
-			return body, nil
-		}
-		return unescapeTOML(body, p.line)
-	}
-	p.i++
-	start := p.i
-	for !p.eof() && p.peek() != q && p.peek() != '\n' {
-		if q == '"' && p.peek() == '\\' {
-			p.i++
-		}
-		p.i++
-	}
-	if p.eof() || p.peek() != q {
-		return "", p.errorf("string not closed on its line")
-	}
-	body := p.s[start:p.i]
-	p.i++
-	if q == '\'' {
-		return body, nil
-	}
-	return unescapeTOML(body, p.line)
-}
-
-func unescapeTOML(s string, line int) (string, error) {
-	if !strings.Contains(s, `\`) {
-		return s, nil
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' {
-			b.WriteByte(c)
 			continue
 		}
-		i++
-		if i >= len(s) {
-			return "", fmt.Errorf("line %d: a string ends in a lone backslash", line)
-		}
-		switch s[i] {
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case 'r':
-			b.WriteByte('\r')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case '"', '\\':
-			b.WriteByte(s[i])
-		case 'u', 'U':
-			n := 4
-			if s[i] == 'U' {
-				n = 8
-			}
-			if i+1+n > len(s) {
-				return "", fmt.Errorf("line %d: short \\%c escape", line, s[i])
-			}
-			r, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32)
-			if err != nil || !utf8.ValidRune(rune(r)) {
-				return "", fmt.Errorf("line %d: bad \\%c escape", line, s[i])
-			}
-			b.WriteRune(rune(r))
-			i += n
-		case '\n', ' ', '\t', '\r':
-			// line-ending backslash in a multi-line string: trim the
-			// newline and the whitespace after it
-			for i < len(s) && strings.ContainsRune(" \t\r\n", rune(s[i])) {
-				i++
-			}
-			i--
-		default:
-			return "", fmt.Errorf("line %d: unknown escape \\%c", line, s[i])
+		if first != nil && len(full) >= len(path) && slices.Equal(full[:len(path)], path) {
+			pos := p.Shape(first.Raw).Start
+			return pos.Line, pos.Column
 		}
 	}
-	return b.String(), nil
+	return 1, 1
+}
+
+var bareKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// tomlKey is k as a TOML key: bare when it can be, else a basic string.
+func tomlKey(k string) string {
+	if bareKeyRE.MatchString(k) {
+		return k
+	}
+	return tomlString(k)
+}
+
+// tomlString is a TOML basic string: quotes, backslashes and control
+// characters escaped, everything else as is.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// tomlArray is a one-line TOML array of basic strings.
+func tomlArray(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = tomlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }

@@ -1,46 +1,212 @@
 package harness
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
-func TestParseTOML(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name, src string
-		want      map[string]any
-		err       string
-	}{
-		{name: "tables and arrays", src: "a = 1\n[mcp_servers.x]\nenabled_tools = [\"q\", 'k',\n  # comment\n  \"v\",\n]\nenabled = false\n",
-			want: map[string]any{"a": "1", "mcp_servers": map[string]any{"x": map[string]any{"enabled_tools": []any{"q", "k", "v"}, "enabled": false}}}},
-		{name: "quoted and dotted keys", src: "[mcp_servers.\"a.b\"]\nenv.X = \"y\"\nmcp = {t = [1, 2], s = \"\\u00e9\\n\"}\n",
-			want: map[string]any{"mcp_servers": map[string]any{"a.b": map[string]any{"env": map[string]any{"X": "y"},
-				"mcp": map[string]any{"t": []any{"1", "2"}, "s": "é\n"}}}}},
-		{name: "multi-line strings", src: "a = \"\"\"\nx\ny\"\"\"\nb = '''\\no'''\n[[arr]]\nk = 1\n[[arr]]\nk = 2\n",
-			want: map[string]any{"a": "x\ny", "b": `\no`, "arr": []any{map[string]any{"k": "1"}, map[string]any{"k": "2"}}}},
-		{name: "unclosed array", src: "a = [1,\n2\n", err: "line 3"},
-		{name: "junk after value", src: "a = \"x\" y\n", err: "line 1: unexpected"},
-		{name: "bad escape", src: "a = \"\\q\"\n", err: "unknown escape"},
-		{name: "header not closed", src: "[a\n", err: "not closed"},
+// codexCorpus is testdata/codex-config: Codex config.toml files whose
+// first line says what Codex does with them, "# want refused N: message"
+// (Codex will not start; toolgate refuses at line N with that message) or
+// "# want read: ids" (the servers Codex runs, enabled). The e2e test
+// TestCodexReadsTheCorpus holds the real Codex CLI to the same lines.
+type codexCase struct {
+	name, path string
+	data       []byte
+	refused    bool
+	line       int
+	msg        string
+	enabled    []string
+}
+
+func loadCodexCorpus(t *testing.T) []codexCase {
+	t.Helper()
+	paths, err := filepath.Glob("testdata/codex-config/*.toml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no corpus: %v", err)
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	var out []codexCase
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(string(data), "\n")
+		c := codexCase{name: strings.TrimSuffix(filepath.Base(p), ".toml"), path: p, data: data}
+		switch {
+		case strings.HasPrefix(first, "# want refused "):
+			n, msg, ok := strings.Cut(strings.TrimPrefix(first, "# want refused "), ": ")
+			line, err := strconv.Atoi(n)
+			if !ok || err != nil {
+				t.Fatalf("%s: bad header %q", p, first)
+			}
+			c.refused, c.line, c.msg = true, line, msg
+		case strings.HasPrefix(first, "# want read:"):
+			c.enabled = strings.Fields(strings.TrimPrefix(first, "# want read:"))
+		default:
+			t.Fatalf("%s: first line %q is neither '# want refused N: …' nor '# want read: …'", p, first)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestReadCodexConfig: what Codex refuses (a duplicate key, a repeated
+// table, enabled = fals, an unterminated string, a value of the wrong
+// type, a server with no transport …) toolgate refuses at the line, and
+// what Codex reads toolgate reads, with the same servers enabled.
+func TestReadCodexConfig(t *testing.T) {
+	t.Parallel()
+	for _, c := range loadCodexCorpus(t) {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := parseTOML([]byte(tc.src))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want %q", err, tc.err)
+			doc, err := readCodexConfig(c.path, c.data)
+			if !c.refused {
+				if err != nil {
+					t.Fatalf("Codex reads it, toolgate refuses: %v", err)
+				}
+				var enabled []string
+				for _, id := range sortedKeysOf(doc.MCPServers) {
+					if e := doc.MCPServers[id].Enabled; e == nil || *e {
+						enabled = append(enabled, id)
+					}
+				}
+				slices.Sort(c.enabled)
+				if !slices.Equal(enabled, c.enabled) {
+					t.Fatalf("enabled servers %v, want %v", enabled, c.enabled)
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
+			var te *tomlError
+			if !errors.As(err, &te) {
+				t.Fatalf("Codex refuses it, toolgate: %v (%T)", err, err)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got  %#v\nwant %#v", got, tc.want)
+			prefix := fmt.Sprintf("%s:%d:", c.path, c.line)
+			if !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("error %q, want %q… containing %q", err, prefix, c.msg)
 			}
 		})
+	}
+}
+
+// TestCodexRefusalVerdict: parity over a config Codex refuses is red and
+// names the file and line.
+func TestCodexRefusalVerdict(t *testing.T) {
+	t.Parallel()
+	_, p := load(t, "testdata/parity/toolgate.yaml")
+	for _, c := range loadCodexCorpus(t) {
+		if !c.refused {
+			continue
+		}
+		row := SpecRow{Agent: "coder", Provider: Codex, ConfigTOML: c.path}
+		got := Check(p, &Spec{Rows: []*SpecRow{&row}}).Rows[0]
+		want := fmt.Sprintf("cannot read the allowlist: %s:%d:", c.path, c.line)
+		if got.Verdict != Red || !strings.Contains(got.Note, want) || !strings.Contains(got.Note, "Codex refuses this file too") {
+			t.Errorf("%s: %s %q, want red naming %q", c.name, got.Verdict, got.Note, want)
+		}
+	}
+}
+
+// TestCodexConfigRoundTrip: what mcp-config writes for Codex — with names,
+// commands and tools holding quotes, backslashes, control characters and
+// non-ASCII — reads back as the same servers.
+func TestCodexConfigRoundTrip(t *testing.T) {
+	t.Parallel()
+	hostile := "q\"uo\\te\ttab\nnl\x01\x7f é 🎉 [x] = #"
+	servers := []server{
+		{name: "json-tools", tools: []string{"query", "echo"}, command: "/usr/local/bin/toolgate",
+			args: []string{"serve", "--stdio", "--agent", "reader"}, envVars: []string{"READER_TOKEN", "HOME"}},
+		{name: "every.tool of " + hostile, command: hostile, args: []string{hostile, ""}},
+		{name: "none", tools: []string{}, command: "toolgate", args: []string{}},
+		{name: "mem", tools: []string{"read_graph", hostile}, url: "http://127.0.0.1:8080/mcp/mem?a=b&c=" + hostile, tokenVar: "TOOLGATE_TOKEN"},
+	}
+	for _, wait := range []time.Duration{0, 10 * time.Minute} {
+		path := filepath.Join(t.TempDir(), "config.toml")
+		doc, err := readCodexConfig(path, codexConfig(servers, wait))
+		if err != nil {
+			t.Fatalf("wait %v: %v\n%s", wait, err, codexConfig(servers, wait))
+		}
+		if len(doc.MCPServers) != len(servers) {
+			t.Fatalf("read %d servers, wrote %d", len(doc.MCPServers), len(servers))
+		}
+		for _, s := range servers {
+			got, ok := doc.MCPServers[s.name]
+			if !ok {
+				t.Fatalf("server %q not read back", s.name)
+			}
+			want := codexServer{ApprovalMode: ptr("approve"), EnabledTools: nilOr(s.tools)}
+			if s.url != "" {
+				want.URL, want.BearerTokenEnvVar = &s.url, &s.tokenVar
+			} else {
+				want.Command, want.Args = &s.command, &s.args
+				if len(s.envVars) > 0 {
+					envVars := make([]any, len(s.envVars))
+					for i, v := range s.envVars {
+						envVars[i] = v
+					}
+					want.EnvVars = &envVars
+				}
+			}
+			if wait > 0 {
+				want.ToolTimeoutSec = ptr(float64((wait + codexTimeoutMargin) / time.Second))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%q:\n got %s\nwant %s", s.name, show(got), show(want))
+			}
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func nilOr(s []string) *[]string {
+	if s == nil {
+		return nil
+	}
+	return &s
+}
+
+func show(s codexServer) string {
+	v := reflect.ValueOf(s)
+	var b strings.Builder
+	for i := range v.NumField() {
+		if f := v.Field(i); !f.IsZero() {
+			if f.Kind() == reflect.Pointer {
+				f = f.Elem()
+			}
+			fmt.Fprintf(&b, "%s=%#v ", v.Type().Field(i).Name, f.Interface())
+		}
+	}
+	return b.String()
+}
+
+// TestDecodeTOMLHostile: input built to hurt the decoder is refused with
+// a position, not a crash.
+func TestDecodeTOMLHostile(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, src, want string
+	}{
+		{"deeply nested arrays", "a = " + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "\n", "x.toml:1:"},
+		{"deeply nested inline tables", "a = " + strings.Repeat("{b=", 50000) + "1" + strings.Repeat("}", 50000) + "\n", "x.toml:1:"},
+		{"NUL in a key", "[mcp_servers.\x00]\n", "x.toml:1:"},
+		{"invalid UTF-8 in a string", "[mcp_servers.a]\ncommand = \"\xff\"\n", "x.toml:2:"},
+		{"a line too long to quote", "[mcp_servers.a]\ncommand = " + strings.Repeat("x", 10000) + "\n", "x.toml:2:"},
+		{"CR without LF", "[mcp_servers.a]\rcommand = \"x\"\n", "x.toml:1:"},
+	}
+	for _, tc := range cases {
+		var doc codexFile
+		err := decodeTOML("x.toml", []byte(tc.src), &doc)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || len(err.Error()) > 400 {
+			t.Errorf("%s: %.400v, want an error starting %q", tc.name, err, tc.want)
+		}
 	}
 }

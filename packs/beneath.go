@@ -20,7 +20,7 @@ var errNotBeneath = errors.New("is not within the directory the grant allows")
 // itself), or errNotBeneath. root must be absolute and resolved.
 func relBeneath(root, path string) (string, error) {
 	// The same walk the grant checker does, so both agree on what a name
-	// means; the opener then lets the kernel hold it to the root.
+	// means; os.Root then holds the open to the root (beneath_linux.go).
 	p, err := grantcheck.ResolvePath(path)
 	if err != nil {
 		return "", err

@@ -8,115 +8,128 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// opener opens paths beneath a root. The zero value uses openat2 with
-// RESOLVE_BENEATH where the kernel has it (Linux 5.6+) and falls back to a
-// component-by-component O_NOFOLLOW walk where it does not (older kernels,
-// seccomp filters that refuse the call); walk forces the fallback, so
-// tests cover both.
-type opener struct {
-	walk bool
-}
+// The walk beneath a root is os.Root's: every component is opened with
+// O_NOFOLLOW from a descriptor of the one before, a symbolic link is
+// followed only while it stays beneath the root (never an absolute one),
+// and ".." is resolved within the root, whatever is renamed meanwhile.
+// os.Root does not refuse the root's own path changing, /proc's magic
+// links or special files ("Methods on Root do not prohibit traversal of
+// ... /proc special files, or access to Unix device files"), nor can it
+// open for reading a descriptor it opened as O_PATH. So four checks sit on
+// top of it, each where it is made:
+//   - openRoot: the root directory opened is the one at the resolved name,
+//     not one a symbolic link put there since the grant was compiled;
+//   - openPath: the file is opened as O_PATH, which has no effect whatever
+//     it is (a FIFO does not block, a device is not opened); with O_PATH
+//     os.Root returns a final symbolic link itself, so openPath follows it
+//     by handing its text back to os.Root, refusing an absolute one — which
+//     is what every /proc magic link reads as;
+//   - openBound: only a regular file with a single link, or a directory,
+//     is opened for the command;
+//   - reopen: it is opened for reading through /proc/self/fd, which names
+//     exactly the object that was checked.
 
-// errNoOpenat2 says the kernel (or a seccomp filter) refuses openat2.
-var errNoOpenat2 = errors.New("openat2 unavailable")
+// maxFinalLinks bounds the symbolic links openPath follows in the last
+// component (os.Root follows at most 8 in the others).
+const maxFinalLinks = 8
 
-// openat2Beneath is openat2 retried on EINTR/EAGAIN, or errNoOpenat2.
-func openat2Beneath(dirfd int, rel string, flags int, resolve uint64) (int, error) {
-	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: resolve}
-	for {
-		fd, err := unix.Openat2(dirfd, rel, how)
-		switch {
-		case err == nil:
-			return fd, nil
-		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
-			continue
-		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.E2BIG):
-			// ENOSYS: kernel before 5.6; EPERM: a seccomp profile that
-			// does not know the call.
-			return -1, errNoOpenat2
-		}
-		return -1, err
-	}
-}
-
-// openRoot opens the root directory itself as an O_PATH descriptor. The
-// root is resolved, so no component of it may be a symlink now.
-func (o opener) openRoot(root string) (int, error) {
-	if !o.walk {
-		fd, err := openat2Beneath(unix.AT_FDCWD, root, unix.O_PATH|unix.O_DIRECTORY, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
-		if !errors.Is(err, errNoOpenat2) {
-			return fd, err
-		}
-	}
-	rootfd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// openRoot opens the resolved directory root. The directory the kernel
+// opened must be the one named root: a component swapped for a symbolic
+// link after the grant was resolved would move the root elsewhere.
+func openRoot(root string) (*os.Root, error) {
+	r, err := os.OpenRoot(root)
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
-	return walkBeneath(rootfd, strings.TrimPrefix(root, "/"), true)
-}
-
-// openPath opens rel beneath dirfd as O_PATH (no side effects, whatever it
-// is). With openat2, symlinks inside the root are followed as long as they
-// stay inside; with the walk, any symlink is refused.
-func (o opener) openPath(dirfd int, rel string, wantDir bool) (int, error) {
-	if !o.walk {
-		flags := unix.O_PATH
-		if wantDir {
-			flags |= unix.O_DIRECTORY
-		}
-		fd, err := openat2Beneath(dirfd, rel, flags, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_MAGICLINKS)
-		if !errors.Is(err, errNoOpenat2) {
-			return fd, err
-		}
-	}
-	d, err := unix.Dup(dirfd)
+	d, err := r.OpenFile(".", unix.O_PATH, 0)
 	if err != nil {
-		return -1, err
+		r.Close()
+		return nil, err
 	}
-	unix.CloseOnExec(d)
-	return walkBeneath(d, rel, wantDir)
+	at, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(d.Fd())))
+	d.Close()
+	switch {
+	case err != nil:
+		err = fmt.Errorf("checking it through /proc failed (is /proc mounted?): %w", err)
+	case at != root:
+		err = fmt.Errorf("the name now leads to %s (a symbolic link on the way?), not to the directory the grant allows", at)
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
-// walkBeneath opens rel below dirfd one component at a time with O_NOFOLLOW,
-// refusing symlinks and "..": the fallback when openat2 is missing. It
-// takes ownership of dirfd.
-func walkBeneath(dirfd int, rel string, wantDir bool) (int, error) {
-	cur := dirfd
-	comps := strings.Split(rel, "/")
-	for i, c := range comps {
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			unix.Close(cur)
-			return -1, unix.EXDEV
-		}
-		next, err := unix.Openat(cur, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(cur)
+// openPath opens rel beneath r as O_PATH, following symbolic links while
+// they stay beneath r.
+func openPath(r *os.Root, rel string) (*os.File, error) {
+	for range maxFinalLinks + 1 {
+		f, err := r.OpenFile(rel, unix.O_PATH, 0)
 		if err != nil {
-			return -1, err
+			return nil, err
 		}
 		var st unix.Stat_t
-		if err := unix.Fstat(next, &st); err != nil {
-			unix.Close(next)
-			return -1, err
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			f.Close()
+			return nil, err
 		}
-		last := i == len(comps)-1
-		switch {
-		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-			unix.Close(next)
-			return -1, unix.ELOOP
-		case !last && st.Mode&unix.S_IFMT != unix.S_IFDIR, last && wantDir && st.Mode&unix.S_IFMT != unix.S_IFDIR:
-			unix.Close(next)
-			return -1, unix.ENOTDIR
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return f, nil
 		}
-		cur = next
+		target, err := readlinkFD(f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(target, "/") {
+			return nil, unix.EXDEV // as the kernel's RESOLVE_BENEATH refuses it
+		}
+		// The text is relative to the link's directory, unresolved: os.Root
+		// resolves the directory's links before any ".." in it.
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			target = rel[:i+1] + target
+		}
+		rel = target
 	}
-	return cur, nil
+	return nil, unix.ELOOP
+}
+
+// readlinkFD reads the symbolic link an O_PATH descriptor holds.
+func readlinkFD(f *os.File) (string, error) {
+	for n := 256; ; n *= 2 {
+		buf := make([]byte, n)
+		m, err := unix.Readlinkat(int(f.Fd()), "", buf)
+		if err != nil {
+			return "", err
+		}
+		if m < n {
+			return string(buf[:m]), nil
+		}
+	}
+}
+
+// openDirFD opens the directory rel beneath r as an O_PATH descriptor the
+// caller owns, for the *at calls of a write_to.
+func openDirFD(r *os.Root, rel string) (int, error) {
+	f, err := openPath(r, rel)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return -1, unix.ENOTDIR
+	}
+	return unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 }
 
 // openBound opens b beneath its root for reading and returns the file the
@@ -124,21 +137,22 @@ func walkBeneath(dirfd int, rel string, wantDir bool) (int, error) {
 // O_DIRECTORY descriptor). FIFOs, devices and sockets are refused, since
 // opening them can block or have effects; a hard-linked file is refused,
 // since its other name may be outside the root.
-func (o opener) openBound(b BoundPath) (*os.File, error) {
+func openBound(b BoundPath) (*os.File, error) {
 	rel, err := relBeneath(b.Root, b.Path)
 	if err != nil {
 		return nil, err
 	}
-	rootfd, err := o.openRoot(b.Root)
+	r, err := openRoot(b.Root)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the allowed directory %s: %w", b.Root, err)
 	}
-	defer unix.Close(rootfd)
-	pfd, err := o.openPath(rootfd, rel, false)
+	defer r.Close()
+	pf, err := openPath(r, rel)
 	if err != nil {
 		return nil, beneathError(err)
 	}
-	defer unix.Close(pfd)
+	defer pf.Close()
+	pfd := int(pf.Fd())
 	var st unix.Stat_t
 	if err := unix.Fstat(pfd, &st); err != nil {
 		return nil, err
@@ -176,14 +190,17 @@ func reopen(pfd, flags int, was *unix.Stat_t) (int, error) {
 	return fd, nil
 }
 
+// beneathError words a failed open beneath a root. os.Root refuses a path
+// that leads outside the root with an error of its own, not an errno.
 func beneathError(err error) error {
+	var errno syscall.Errno
 	switch {
-	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
-		return fmt.Errorf("%w: a symbolic link on the way leads outside it, or changed while the path was being opened", errNotBeneath)
 	case errors.Is(err, unix.ENOENT):
 		return errors.New("does not exist")
 	case errors.Is(err, unix.ENOTDIR):
 		return errors.New("has a component that is not a directory")
+	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP), !errors.As(err, &errno):
+		return fmt.Errorf("%w: a symbolic link on the way leads outside it, or changed while the path was being opened", errNotBeneath)
 	}
 	return err
 }

@@ -8,12 +8,10 @@ import (
 )
 
 // errBindUnsupported refuses path_within bindings where the gateway cannot
-// open a path beneath a root without a race (openat2, O_PATH: Linux).
+// open a path beneath a root without a race (O_PATH and /proc: Linux).
 var errBindUnsupported = errors.New("cannot be opened beneath its root on this operating system (path_within binding needs Linux); run the gateway on Linux, or drop path_within from the grant")
 
-type opener struct{ walk bool }
-
-func (opener) openBound(BoundPath) (*os.File, error) { return nil, errBindUnsupported }
+func openBound(BoundPath) (*os.File, error) { return nil, errBindUnsupported }
 
 type dirHandle struct{}
 

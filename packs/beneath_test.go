@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // beneathFixture is a root with files, links in and out, a FIFO, a socket
@@ -23,8 +25,11 @@ import (
 //	root/file.txt         "inside"
 //	root/sub/deep.txt     "deep"
 //	root/link-in -> sub   (inside)
+//	root/link-file -> sub/deep.txt (inside)
 //	root/link-out -> ../outside
+//	root/rel-out -> ../outside/secret.txt
 //	root/abs-out -> <abs>/outside/secret.txt
+//	root/loop-a -> loop-b -> loop-a
 //	root/fifo, root/sock
 //	root/hard.txt         hard link of outside/secret.txt
 //	outside/secret.txt    "SECRET"
@@ -48,7 +53,10 @@ func beneathFixture(t testing.TB) (root, outside string) {
 	write(root+"/file.txt", "inside")
 	write(root+"/sub/deep.txt", "deep")
 	write(outside+"/secret.txt", "SECRET")
-	for link, target := range map[string]string{"link-in": "sub", "link-out": "../outside", "abs-out": outside + "/secret.txt"} {
+	for link, target := range map[string]string{
+		"link-in": "sub", "link-file": "sub/deep.txt", "link-out": "../outside", "rel-out": "../outside/secret.txt",
+		"abs-out": outside + "/secret.txt", "loop-a": "loop-b", "loop-b": "loop-a",
+	} {
 		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
 			t.Fatal(err)
 		}
@@ -67,8 +75,7 @@ func beneathFixture(t testing.TB) (root, outside string) {
 	return root, outside
 }
 
-// TestOpenBound: what a path_within argument may open, with openat2 and
-// with the O_NOFOLLOW walk the gateway falls back to.
+// TestOpenBound: what a path_within argument may open.
 func TestOpenBound(t *testing.T) {
 	t.Parallel()
 	root, outside := beneathFixture(t)
@@ -76,18 +83,20 @@ func TestOpenBound(t *testing.T) {
 		name, path string
 		want       string // content, "<dir>" for a directory; "" with err
 		err        string
-		walkErr    string // when the walk refuses differently ("" = same as err)
 	}{
 		{name: "file", path: root + "/file.txt", want: "inside"},
 		{name: "nested", path: root + "/sub/deep.txt", want: "deep"},
 		{name: "the root itself", path: root, want: "<dir>"},
 		{name: "a directory", path: root + "/sub", want: "<dir>"},
 		{name: "through a link inside", path: root + "/link-in/deep.txt", want: "deep"},
+		{name: "a link inside", path: root + "/link-file", want: "deep"},
 		{name: ".. back inside", path: root + "/sub/../file.txt", want: "inside"},
 		{name: ".. out", path: root + "/../outside/secret.txt", err: "is not within"},
 		{name: "absolute outside", path: outside + "/secret.txt", err: "is not within"},
 		{name: "symlinked parent out", path: root + "/link-out/secret.txt", err: "is not within"},
+		{name: "relative symlink out", path: root + "/rel-out", err: "is not within"},
 		{name: "absolute symlink out", path: root + "/abs-out", err: "is not within"},
+		{name: "symlink loop", path: root + "/loop-a", err: "too many levels of symbolic links"},
 		{name: "sibling prefix", path: root + "-evil/x", err: "is not within"},
 		{name: "missing", path: root + "/nope.txt", err: "does not exist"},
 		{name: "FIFO", path: root + "/fifo", err: "a FIFO"},
@@ -95,38 +104,119 @@ func TestOpenBound(t *testing.T) {
 		{name: "hard link", path: root + "/hard.txt", err: "hard link"},
 		{name: "device", path: "/dev/null", err: "a character device"},
 	}
-	for _, walk := range []bool{false, true} {
-		o := opener{walk: walk}
-		for _, tt := range tests {
-			rootFor := root
-			if tt.name == "device" {
-				rootFor = "/dev"
+	for _, tt := range tests {
+		rootFor := root
+		if tt.name == "device" {
+			rootFor = "/dev"
+		}
+		f, err := openBound(BoundPath{Param: "p", Value: tt.path, Path: tt.path, Root: rootFor})
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: err %v, want %q", tt.name, err, tt.err)
 			}
-			f, err := o.openBound(BoundPath{Param: "p", Value: tt.path, Path: tt.path, Root: rootFor})
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Errorf("walk=%v %s: err %v, want %q", walk, tt.name, err, tt.err)
-				}
-				if f != nil {
-					f.Close()
-				}
-				continue
+			if f != nil {
+				f.Close()
 			}
-			if err != nil {
-				t.Errorf("walk=%v %s: %v", walk, tt.name, err)
-				continue
-			}
-			got := "<dir>"
-			if fi, _ := f.Stat(); !fi.IsDir() {
-				b, _ := io.ReadAll(f)
-				got = string(b)
-			}
-			f.Close()
-			if got != tt.want {
-				t.Errorf("walk=%v %s: read %q, want %q", walk, tt.name, got, tt.want)
-			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		got := "<dir>"
+		if fi, _ := f.Stat(); !fi.IsDir() {
+			b, _ := io.ReadAll(f)
+			got = string(b)
+		}
+		f.Close()
+		if got != tt.want {
+			t.Errorf("%s: read %q, want %q", tt.name, got, tt.want)
 		}
 	}
+}
+
+// TestOpenPathBeneath is the opener below relBeneath, which refuses these
+// names first: it is what holds when a name changes after relBeneath read
+// it. Links out of the root, absolute or relative, in the last component
+// or before it, are refused, and so are /proc's magic links, which read as
+// absolute paths.
+func TestOpenPathBeneath(t *testing.T) {
+	t.Parallel()
+	root, outside := beneathFixture(t)
+	secret, err := os.Open(outside + "/secret.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secret.Close()
+	fd := strconv.Itoa(int(secret.Fd()))
+	tests := []struct{ root, rel, want string }{
+		{root, "file.txt", "inside"},
+		{root, "link-file", "deep"},
+		{root, "link-in/../file.txt", "inside"},
+		{root, "link-out/secret.txt", ""},
+		{root, "rel-out", ""},
+		{root, "abs-out", ""},
+		{root, "sub/../../outside/secret.txt", ""},
+		{root, "link-in/../../outside/secret.txt", ""},
+		{"/proc", "self/fd/" + fd, ""},
+		{"/proc", "thread-self/fd/" + fd, ""},
+		{"/proc", "self/root" + outside + "/secret.txt", ""},
+		{"/proc", "self/cwd", ""},
+	}
+	for _, tt := range tests {
+		r, err := openRoot(tt.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := openPath(r, tt.rel)
+		r.Close()
+		if tt.want == "" {
+			if err == nil {
+				link, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+				f.Close()
+				t.Errorf("%s beneath %s: opened %s", tt.rel, tt.root, link)
+			} else if be := beneathError(err); !errors.Is(be, errNotBeneath) {
+				t.Errorf("%s beneath %s: %v, want it refused as not within", tt.rel, tt.root, be)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.rel, err)
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			t.Fatal(err)
+		}
+		fd, err := reopen(int(f.Fd()), unix.O_RDONLY|unix.O_CLOEXEC, &st)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tt.rel, err)
+		}
+		b, _ := io.ReadAll(os.NewFile(uintptr(fd), tt.rel))
+		if string(b) != tt.want {
+			t.Errorf("%s: read %q, want %q", tt.rel, b, tt.want)
+		}
+	}
+}
+
+// TestOpenRootMoved: a root whose name now leads elsewhere through a
+// symbolic link (swapped in after the grant was resolved) is refused.
+func TestOpenRootMoved(t *testing.T) {
+	t.Parallel()
+	root, outside := beneathFixture(t)
+	moved := filepath.Join(filepath.Dir(root), "moved")
+	if err := os.Symlink(outside, moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openRoot(moved); err == nil || !strings.Contains(err.Error(), "now leads to "+outside) {
+		t.Errorf("openRoot through a symbolic link: %v", err)
+	}
+	r, err := openRoot(root)
+	if err != nil {
+		t.Fatalf("the resolved root: %v", err)
+	}
+	r.Close()
 }
 
 // TestOpenBoundRace flips root/race between a file and a symlink to an
@@ -177,22 +267,19 @@ func TestOpenBoundRace(t *testing.T) {
 	}()
 	const calls = 2000
 	var inside1, refused, outsideReads int
-	for _, walk := range []bool{false, true} {
-		o := opener{walk: walk}
-		for range calls / 2 {
-			f, err := o.openBound(BoundPath{Param: "p", Value: "race", Path: race, Root: root})
-			if err != nil {
-				refused++
-				continue
-			}
-			b, _ := io.ReadAll(f)
-			f.Close()
-			switch string(b) {
-			case "inside":
-				inside1++
-			case "SECRET":
-				outsideReads++
-			}
+	for range calls {
+		f, err := openBound(BoundPath{Param: "p", Value: "race", Path: race, Root: root})
+		if err != nil {
+			refused++
+			continue
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		switch string(b) {
+		case "inside":
+			inside1++
+		case "SECRET":
+			outsideReads++
 		}
 	}
 	close(stop)
@@ -360,16 +447,14 @@ func FuzzRelBeneath(f *testing.F) {
 		if strings.HasPrefix(rel, "/") || rel == ".." || strings.HasPrefix(rel, "../") || strings.Contains(rel, "/../") {
 			t.Fatalf("%q: rel %q escapes", p, rel)
 		}
-		for _, walk := range []bool{false, true} {
-			file, err := opener{walk: walk}.openBound(BoundPath{Param: "p", Value: p, Path: path, Root: root})
-			if err != nil {
-				continue
-			}
-			link, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(file.Fd())))
-			file.Close()
-			if link != root && !strings.HasPrefix(link, root+"/") {
-				t.Fatalf("%q (walk=%v) opened %s, outside %s", p, walk, link, root)
-			}
+		file, err := openBound(BoundPath{Param: "p", Value: p, Path: path, Root: root})
+		if err != nil {
+			return
+		}
+		link, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(file.Fd())))
+		file.Close()
+		if link != root && !strings.HasPrefix(link, root+"/") {
+			t.Fatalf("%q opened %s, outside %s", p, link, root)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package packs
 
 import (
 	"encoding/json"
-	"math/big"
 	"strings"
 	"testing"
 
@@ -68,33 +67,4 @@ func TestBuildArgvJSONNumberExact(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("argv %q, want %q", got, want)
 	}
-}
-
-// FuzzCanonicalDecimal: whatever a valid JSON number, the canonical text
-// denotes the same exact value.
-func FuzzCanonicalDecimal(f *testing.F) {
-	for _, s := range []string{"0", "-1.5e3", "0.001", "9007199254740993", "1e-7", "12.34E+2"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if !json.Valid([]byte(s)) || !strings.ContainsAny(s, "0123456789") || strings.TrimSpace(s) != s {
-			return
-		}
-		var n json.Number
-		if json.Unmarshal([]byte(s), &n) != nil {
-			return
-		}
-		got, err := canonicalDecimal(string(n))
-		if err != nil {
-			return // too many digits: refused, never rounded
-		}
-		want, ok1 := new(big.Rat).SetString(string(n))
-		have, ok2 := new(big.Rat).SetString(got)
-		if !ok1 || !ok2 || want.Cmp(have) != 0 {
-			t.Fatalf("%s -> %s: value changed", s, got)
-		}
-		if strings.ContainsAny(got, "eE+") || strings.HasSuffix(got, ".") || strings.Contains(got, ".") && strings.HasSuffix(got, "0") {
-			t.Fatalf("%s -> %s: not canonical", s, got)
-		}
-	})
 }

@@ -151,14 +151,13 @@ func readReport(r io.Reader) (*supervisor.Report, error) {
 // openBoundFiles opens inv's path_within arguments beneath their roots, in
 // descriptor order. On error nothing stays open.
 func openBoundFiles(inv *Invocation) ([]*os.File, error) {
-	var o opener
 	files := make([]*os.File, 0, len(inv.Bound))
 	for i, b := range inv.Bound {
 		if b.FD != firstBoundFD+i {
 			closeAll(files)
 			return nil, fmt.Errorf("parameter %q: descriptor %d out of order (a runner bug)", b.Param, b.FD)
 		}
-		f, err := o.openBound(b)
+		f, err := openBound(b)
 		if err != nil {
 			closeAll(files)
 			return nil, &ArgError{Param: b.Param, Msg: fmt.Sprintf("%q %v", b.Value, err)}

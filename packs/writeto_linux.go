@@ -36,7 +36,6 @@ func (d *dirHandle) close() {
 // target within that same directory (renameat), whatever happens to the
 // names around it meanwhile.
 func openOutputBeneath(target, root string) (*outputFile, error) {
-	o := opener{}
 	rel, err := relBeneath(root, target)
 	if err != nil {
 		return nil, fmt.Errorf("write_to %s %w", target, err)
@@ -44,16 +43,16 @@ func openOutputBeneath(target, root string) (*outputFile, error) {
 	if rel == "." {
 		return nil, fmt.Errorf("write_to %s names the allowed directory itself; name a file in it", target)
 	}
-	rootfd, err := o.openRoot(root)
+	r, err := openRoot(root)
 	if err != nil {
 		return nil, fmt.Errorf("write_to %s: cannot open the allowed directory %s: %w", target, root, err)
 	}
-	defer unix.Close(rootfd)
+	defer r.Close()
 	parent, base := filepath.Split(rel)
 	if parent == "" {
 		parent = "."
 	}
-	dfd, err := o.openPath(rootfd, filepath.Clean(parent), true)
+	dfd, err := openDirFD(r, filepath.Clean(parent))
 	if err != nil {
 		return nil, fmt.Errorf("write_to %s: its directory %w", target, beneathError(err))
 	}

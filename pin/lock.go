@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -73,7 +74,7 @@ func (l *Lock) SetSurface(surface string, tools []Tool) {
 func (l *Lock) Marshal() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\n  \"version\": %d,\n  \"surfaces\": {", Version)
-	surfaces := sortedKeys(l.Surfaces)
+	surfaces := slices.Sorted(maps.Keys(l.Surfaces))
 	for i, s := range surfaces {
 		if i > 0 {
 			b.WriteByte(',')
@@ -81,7 +82,7 @@ func (l *Lock) Marshal() []byte {
 		b.WriteString("\n    ")
 		b.Write(strictjson.AppendString(nil, s))
 		b.WriteString(": {")
-		tools := sortedKeys(l.Surfaces[s])
+		tools := slices.Sorted(maps.Keys(l.Surfaces[s]))
 		for j, t := range tools {
 			if j > 0 {
 				b.WriteByte(',')
@@ -101,15 +102,6 @@ func (l *Lock) Marshal() []byte {
 	}
 	b.WriteString("}\n}\n")
 	return b.Bytes()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Write replaces the lock file at path atomically: a temporary file in the

@@ -19,11 +19,9 @@ go test -race -count=1 ./...
 echo "== fuzz (short)"
 fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-20000x}" "$1"; }
 fuzz ./workspace FuzzLoad
-fuzz ./workspace FuzzFastParse
 fuzz ./grantcheck FuzzParseCapability
 fuzz ./grantcheck FuzzNormalize
 fuzz ./grantcheck FuzzConstraint
-fuzz ./grantcheck FuzzFastSchema
 fuzz ./workspace FuzzParseTemplate
 fuzz ./strictjson FuzzDifferential
 fuzz ./strictjson FuzzDifferentialWithReference
@@ -34,7 +32,7 @@ fuzz ./mcpserve FuzzServeStdio
 FUZZTIME=${FUZZTIME_AUDIT:-3000x} fuzz ./audit FuzzReader
 fuzz ./audit FuzzAppendEvent
 fuzz ./packs FuzzRelBeneath
-fuzz ./packs FuzzCanonicalDecimal
+fuzz ./strictjson FuzzCanonicalDecimal
 fuzz ./packs FuzzCheckJQ
 fuzz ./identity FuzzVerify
 fuzz ./pin FuzzCanonical

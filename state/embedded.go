@@ -67,11 +67,12 @@ func OpenEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 		db.Close()
 		return nil, fmt.Errorf("state: %s is damaged or not a toolgate state database (%v); move it aside (pending approvals and tasks in it are lost) and start again", path, err)
 	}
-	if err := migrate(ctx, db, func(s string) string { return s }, []migration{{1, commonSchema}, {2, secretsSchema}}); err != nil {
+	d := dialect{name: "sqlite"}
+	if err := migrate(ctx, db, d); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("state: %s: %w", path, err)
 	}
-	e := &Embedded{sqlStore: newSQLStore(db, dialect{name: "sqlite"}, path), dir: dir, done: make(chan struct{})}
+	e := &Embedded{sqlStore: newSQLStore(db, d, path), dir: dir, done: make(chan struct{})}
 	wctx, cancel := context.WithCancel(context.Background())
 	e.stop = cancel
 	go e.watch(wctx)

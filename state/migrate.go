@@ -7,12 +7,34 @@ import (
 	"time"
 )
 
-// migration is one versioned schema step; steps are applied in order, each
-// in its own transaction, and recorded in schema_migrations.
+// migration is one step of the schema, numbered once for both backends:
+// version N is the same step on SQLite and on PostgreSQL, whatever
+// statements each needs for it (none, where a backend keeps that data
+// elsewhere). Steps are applied in order, each in its own transaction,
+// and recorded in schema_migrations.
 type migration struct {
-	version int
-	sql     []string
+	version  int
+	what     string
+	sqlite   []string
+	postgres []string
 }
+
+// migrations is the schema's history, oldest first. Append a step for a
+// change; never renumber, reorder or edit a step that has shipped.
+//
+// Embedded databases made before the numbering was shared recorded the
+// secrets table as version 2: such a database has 1 and 2 and no 3, so it
+// gets step 3, whose CREATE … IF NOT EXISTS finds the table there, and
+// ends at 3 with its rows untouched, like one made today.
+var migrations = []migration{
+	{version: 1, what: "approvals, tasks and jobs", sqlite: commonSchema, postgres: commonSchema},
+	{version: 2, what: "the audit chain (on PostgreSQL; the embedded store's audit is a JSONL file)", postgres: auditSchema},
+	{version: 3, what: "the deployment's shared secrets", sqlite: secretsSchema, postgres: secretsSchema},
+}
+
+// latestSchema is the version the last step of migrations brings a
+// database to.
+var latestSchema = migrations[len(migrations)-1].version
 
 // commonSchema is the schema of approvals, tasks and jobs, the same SQL on
 // both backends (times are Unix nanoseconds, JSON is text).
@@ -60,14 +82,26 @@ var auditSchema = []string{
 	`CREATE INDEX IF NOT EXISTS audit_events_agent ON audit_events (agent, seq)`,
 }
 
-// migrate applies the steps not yet recorded. The caller makes it safe
-// against a second process migrating at once (SQLite: the write lock of
-// BEGIN IMMEDIATE; PostgreSQL: an advisory lock held around the call).
-func migrate(ctx context.Context, db *sql.DB, q func(string) string, steps []migration) error {
+// migrate applies the steps of migrations not yet recorded, with the
+// statements of d's backend, and refuses a database migrated further than
+// this binary knows. The caller makes it safe against a second process
+// migrating at once (SQLite: the write lock of BEGIN IMMEDIATE;
+// PostgreSQL: an advisory lock held around the call).
+func migrate(ctx context.Context, db *sql.DB, d dialect) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	for _, m := range steps {
+	if v, err := schemaVersion(ctx, db); err != nil {
+		return err
+	} else if v > latestSchema {
+		return fmt.Errorf("the schema is at version %d, newer than this toolgate knows (%d): run the toolgate release that migrated it, or a newer one", v, latestSchema)
+	}
+	q := d.rebind
+	for _, m := range migrations {
+		stmts := m.sqlite
+		if d.postgres {
+			stmts = m.postgres
+		}
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
@@ -81,10 +115,10 @@ func migrate(ctx context.Context, db *sql.DB, q func(string) string, steps []mig
 			tx.Rollback()
 			continue
 		}
-		for _, stmt := range m.sql {
+		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				tx.Rollback()
-				return fmt.Errorf("schema version %d: %w", m.version, err)
+				return fmt.Errorf("schema version %d (%s): %w", m.version, m.what, err)
 			}
 		}
 		if _, err := tx.ExecContext(ctx, q(`INSERT INTO schema_migrations (version, applied) VALUES (?, ?)`), m.version, ns(time.Now())); err != nil {
@@ -92,8 +126,24 @@ func migrate(ctx context.Context, db *sql.DB, q func(string) string, steps []mig
 			return fmt.Errorf("record schema version %d: %w", m.version, err)
 		}
 		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("schema version %d: %w", m.version, err)
+			return fmt.Errorf("schema version %d (%s): %w", m.version, m.what, err)
 		}
 	}
 	return nil
+}
+
+// schemaVersion is the highest version recorded in schema_migrations, 0
+// for a database never migrated.
+func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+	var v sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	return int(v.Int64), nil
+}
+
+// SchemaVersion is the schema version the store's database is at: the
+// same number means the same schema on both backends.
+func (s *sqlStore) SchemaVersion(ctx context.Context) (int, error) {
+	return schemaVersion(ctx, s.db)
 }

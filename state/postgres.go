@@ -114,7 +114,7 @@ func (p *Postgres) migrate(ctx context.Context) error {
 		return fmt.Errorf("take the migration lock: %w", err)
 	}
 	defer conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
-	return migrate(ctx, p.db, p.q, []migration{{1, commonSchema}, {2, auditSchema}, {3, secretsSchema}})
+	return migrate(ctx, p.db, p.d)
 }
 
 // listen holds a connection of its own with LISTEN toolgate_state and

@@ -48,8 +48,11 @@ func newSQLStore(db *sql.DB, d dialect, describe string) *sqlStore {
 }
 
 // q adapts a query written with ? placeholders to the dialect.
-func (s *sqlStore) q(query string) string {
-	if !s.d.postgres {
+func (s *sqlStore) q(query string) string { return s.d.rebind(query) }
+
+// rebind adapts a query written with ? placeholders to the dialect.
+func (d dialect) rebind(query string) string {
+	if !d.postgres {
 		return query
 	}
 	var b strings.Builder

@@ -1,6 +1,6 @@
 // Package state is where approvals, tasks, background-job records and (on
 // PostgreSQL) the audit chain live, shared by every toolgate process of a
-// deployment (DESIGN §11):
+// deployment:
 //
 //   - embedded (the default, no configuration): SQLite through the pure-Go
 //     modernc.org/sqlite in WAL mode, in a directory beside the workspace

@@ -441,44 +441,14 @@ func (p *parser) array(depth int, build bool) (any, error) {
 	}
 }
 
-// number scans a JSON number and returns where its literal text starts
-// (it ends at p.i).
+// number scans a JSON number (the grammar is scanNumber's) and returns
+// where its literal text starts (it ends at p.i).
 func (p *parser) number() (int, error) {
 	start := p.i
-	d := p.data
-	if p.i < len(d) && d[p.i] == '-' {
-		p.i++
-	}
-	switch {
-	case p.i < len(d) && d[p.i] == '0':
-		p.i++
-	case p.i < len(d) && d[p.i] >= '1' && d[p.i] <= '9':
-		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
-			p.i++
-		}
-	default:
-		return 0, p.errorf("invalid number")
-	}
-	if p.i < len(d) && d[p.i] == '.' {
-		p.i++
-		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
-			return 0, p.errorf("invalid number: digits must follow the decimal point")
-		}
-		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
-			p.i++
-		}
-	}
-	if p.i < len(d) && (d[p.i] == 'e' || d[p.i] == 'E') {
-		p.i++
-		if p.i < len(d) && (d[p.i] == '+' || d[p.i] == '-') {
-			p.i++
-		}
-		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
-			return 0, p.errorf("invalid number: digits must follow the exponent")
-		}
-		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
-			p.i++
-		}
+	_, end, problem := scanNumber(p.data, p.i)
+	p.i = end
+	if problem != "" {
+		return 0, p.errorf("%s", problem)
 	}
 	return start, nil
 }

@@ -24,18 +24,21 @@ func benchCall(b *testing.B, tr *Tracer, meta json.RawMessage) {
 }
 
 func BenchmarkOffNoContext(b *testing.B) {
-	tr, _ := New(context.Background(), Config{Getenv: env(nil)})
+	otelEnv(b, nil)
+	tr, _ := New(context.Background(), Config{})
 	benchCall(b, tr, json.RawMessage(`{"progressToken":1}`))
 }
 
 func BenchmarkOffWithCallerContext(b *testing.B) {
-	tr, _ := New(context.Background(), Config{Getenv: env(nil)})
+	otelEnv(b, nil)
+	tr, _ := New(context.Background(), Config{})
 	benchCall(b, tr, json.RawMessage(`{"progressToken":1,"traceparent":"`+callerParent+`"}`))
 }
 
 func BenchmarkOn(b *testing.B) {
 	rcv := newReceiverB(b)
-	tr, err := New(context.Background(), Config{Getenv: env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv})})
+	otelEnv(b, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv})
+	tr, err := New(context.Background(), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package tracing is toolgate's OpenTelemetry tracing (DESIGN §14): an
+// Package tracing is toolgate's OpenTelemetry tracing: an
 // OTLP/HTTP exporter configured by the standard OTEL_* variables and off
 // when none is set; the gateway span continuing the caller's W3C trace
 // context (from an MCP request's _meta or the traceparent header); and the
@@ -25,11 +25,12 @@ import (
 // instrumentation names the spans' origin in the exported data.
 const instrumentation = "github.com/toolgate/toolgate"
 
-// Config is how the gateway builds its Tracer.
+// Config is how the gateway builds its Tracer. The OTEL_* variables are
+// the process environment's: the OTLP exporter and the SDK read them
+// there themselves, so the on/off decision reads them there too.
 type Config struct {
-	Getenv         func(string) string // the OTEL_* variables; default os.Getenv
-	ServiceVersion string              // service.version (the toolgate version)
-	Logger         *slog.Logger        // where "tracing on/off" is said; default discards
+	ServiceVersion string       // service.version (the toolgate version)
+	Logger         *slog.Logger // where "tracing on/off" is said; default discards
 }
 
 // Tracer starts the gateway's spans and carries trace context across it.
@@ -42,50 +43,42 @@ type Tracer struct {
 }
 
 // New reads the OTEL_* variables and returns a Tracer, exporting over
-// OTLP/HTTP when they ask for it. A bad value is an error naming the
-// variable. Call Shutdown at exit to flush what is buffered.
+// OTLP/HTTP when they ask for it. A value toolgate cannot honour is an
+// error naming the variable. Call Shutdown at exit to flush what is
+// buffered.
 func New(ctx context.Context, cfg Config) (*Tracer, error) {
-	if cfg.Getenv == nil {
-		cfg.Getenv = os.Getenv
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	t := &Tracer{tracer: noop.NewTracerProvider().Tracer(instrumentation), prop: propagation.TraceContext{}}
-	s, err := fromEnv(cfg.Getenv)
+	on, endpoint, err := decide(os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
-	if !s.enabled {
+	if !on {
 		return t, nil
 	}
-	opts := []otlptracehttp.Option{
-		otlptracehttp.WithEndpointURL(s.endpoint),
-		otlptracehttp.WithEncoding(s.encoding),
-	}
-	if len(s.headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(s.headers))
-	}
-	if s.gzip {
-		opts = append(opts, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
-	}
-	if s.timeout > 0 {
-		opts = append(opts, otlptracehttp.WithTimeout(s.timeout))
-	}
-	exp, err := otlptracehttp.New(ctx, opts...)
+	// No options: endpoint, headers, timeout, compression, protocol and TLS
+	// come from the OTEL_EXPORTER_OTLP_* variables, as the exporter reads them.
+	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("tracing: OTLP exporter for %s: %w", s.endpoint, err)
+		return nil, fmt.Errorf("tracing: OTLP exporter for %s: %w", endpoint, err)
 	}
-	attrs := append([]attribute.KeyValue{attribute.String("service.name", s.service)}, s.attrs...)
+	defaults := []attribute.KeyValue{attribute.String("service.name", "toolgate")}
 	if cfg.ServiceVersion != "" {
-		attrs = append(attrs, attribute.String("service.version", cfg.ServiceVersion))
+		defaults = append(defaults, attribute.String("service.version", cfg.ServiceVersion))
 	}
-	t.provider = sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp),
-		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
-	)
+	// OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, read by the SDK, win
+	// over toolgate's defaults.
+	res, err := resource.New(ctx, resource.WithAttributes(defaults...), resource.WithFromEnv())
+	if err != nil {
+		_ = exp.Shutdown(ctx)
+		return nil, fmt.Errorf("tracing: OTEL_RESOURCE_ATTRIBUTES or OTEL_SERVICE_NAME: %w", err)
+	}
+	t.provider = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	t.tracer = t.provider.Tracer(instrumentation)
-	cfg.Logger.Info("tracing on", "endpoint", s.endpoint, "service", s.service) // headers may hold secrets: never logged
+	service, _ := res.Set().Value("service.name")
+	cfg.Logger.Info("tracing on", "endpoint", endpoint, "service", service.AsString()) // headers may hold secrets: never logged
 	return t, nil
 }
 

@@ -26,21 +26,20 @@ func env(m map[string]string) func(string) string { return func(k string) string
 // and a "downstream" span (child of the gateway's) with the same trace id,
 // exported over OTLP/HTTP; the downstream server receives that context in
 // its traceparent header and in _meta; the audit gets the trace id.
-func TestSpanTree(t *testing.T) {
-	t.Parallel()
+func TestSpanTree(t *testing.T) { // not parallel: the exporter reads the process's OTEL_* variables
 	for _, gz := range []bool{false, true} {
 		name := "identity"
 		if gz {
 			name = "gzip"
 		}
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			rcv := newReceiver(t)
 			vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.srv.URL, "OTEL_SERVICE_NAME": "toolgate-test"}
 			if gz {
 				vars["OTEL_EXPORTER_OTLP_COMPRESSION"] = "gzip"
 			}
-			tr, err := New(context.Background(), Config{Getenv: env(vars), ServiceVersion: "v0-test"})
+			otelEnv(t, vars)
+			tr, err := New(context.Background(), Config{ServiceVersion: "v0-test"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,8 +139,7 @@ func TestSpanTree(t *testing.T) {
 // TestOff: with no OTEL_* variable (or exporter none, or the SDK
 // disabled) nothing is recorded or exported, yet a caller's trace context
 // still reaches the downstream unchanged.
-func TestOff(t *testing.T) {
-	t.Parallel()
+func TestOff(t *testing.T) { // not parallel: the process's OTEL_* variables
 	rcv := newReceiver(t)
 	for name, vars := range map[string]map[string]string{
 		"nothing set":   {},
@@ -150,7 +148,8 @@ func TestOff(t *testing.T) {
 		"service only":  {"OTEL_SERVICE_NAME": "x"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			tr, err := New(context.Background(), Config{Getenv: env(vars)})
+			otelEnv(t, vars)
+			tr, err := New(context.Background(), Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +186,7 @@ func TestOff(t *testing.T) {
 
 func TestExtract(t *testing.T) {
 	t.Parallel()
-	tr, _ := New(context.Background(), Config{Getenv: env(nil)})
+	tr, _ := New(context.Background(), Config{})
 	header := "00-" + strings.Repeat("a", 32) + "-" + strings.Repeat("b", 16) + "-01"
 	cases := []struct {
 		name   string
@@ -224,7 +223,7 @@ func TestExtract(t *testing.T) {
 
 func TestInjectMeta(t *testing.T) {
 	t.Parallel()
-	tr, _ := New(context.Background(), Config{Getenv: env(nil)})
+	tr, _ := New(context.Background(), Config{})
 	withTrace := tr.Extract(context.Background(), json.RawMessage(`{"traceparent":"`+callerParent+`"}`), nil)
 	tp := `"traceparent":"` + callerParent + `"`
 	cases := []struct {
@@ -265,50 +264,70 @@ func TestInjectMeta(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
+// TestDecide: tracing is on when an endpoint is named or the otlp
+// exporter asked for, off otherwise; what toolgate cannot honour is
+// refused naming the variable; the rest is left to the exporter.
+func TestDecide(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name     string
 		vars     map[string]string
-		enabled  bool
+		on       bool
 		endpoint string
-		service  string
 		err      string
 	}{
-		{name: "base endpoint", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/"}, enabled: true, endpoint: "http://c:4318/v1/traces", service: "toolgate"},
-		{name: "traces endpoint as is", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://t:443/custom"}, enabled: true, endpoint: "https://t:443/custom", service: "toolgate"},
-		{name: "exporter otlp, default endpoint", vars: map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, enabled: true, endpoint: "http://localhost:4318/v1/traces", service: "toolgate"},
-		{name: "service name wins", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_RESOURCE_ATTRIBUTES": "service.name=a,deployment.environment=prod", "OTEL_SERVICE_NAME": "b"}, enabled: true, endpoint: "http://c/v1/traces", service: "b"},
-		{name: "service from resource attributes", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_RESOURCE_ATTRIBUTES": "service.name=gw%20one"}, enabled: true, endpoint: "http://c/v1/traces", service: "gw one"},
-		{name: "json", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, enabled: true, endpoint: "http://c/v1/traces", service: "toolgate"},
-		{name: "grpc refused", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, err: "use http/protobuf or http/json"},
-		{name: "zipkin refused", vars: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, err: "otlp (over HTTP) or none"},
-		{name: "bad endpoint", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, err: "want an http(s) URL"},
-		{name: "bad timeout", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_TIMEOUT": "5s"}, err: "milliseconds"},
-		{name: "bad headers", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, err: "not key=value"},
-		{name: "bad compression", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, err: "gzip or none"},
+		{name: "nothing set", vars: nil},
+		{name: "service name only", vars: map[string]string{"OTEL_SERVICE_NAME": "x", "OTEL_EXPORTER_OTLP_HEADERS": "a=b"}},
+		{name: "exporter none", vars: map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c"}},
+		{name: "sdk disabled", vars: map[string]string{"OTEL_SDK_DISABLED": "TRUE", "OTEL_TRACES_EXPORTER": "zipkin"}},
+		{name: "base endpoint", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/"}, on: true, endpoint: "http://c:4318/"},
+		{name: "traces endpoint first", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://t:443/custom"}, on: true, endpoint: "https://t:443/custom"},
+		{name: "exporter otlp, default endpoint", vars: map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, on: true, endpoint: "http://localhost:4318/v1/traces"},
+		{name: "json", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, on: true, endpoint: "http://c"},
+		{name: "values left to the exporter", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_TIMEOUT": "250",
+			"OTEL_EXPORTER_OTLP_HEADERS": "a=b", "OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca.pem", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}, on: true, endpoint: "http://c"},
+		{name: "grpc refused", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, err: `OTEL_EXPORTER_OTLP_PROTOCOL="grpc": toolgate exports over HTTP: use http/protobuf or http/json`},
+		{name: "traces protocol refused", vars: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "thrift"}, err: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"},
+		{name: "zipkin refused", vars: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, err: `OTEL_TRACES_EXPORTER="zipkin": toolgate exports traces with otlp (over HTTP) or none`},
+		{name: "exporter list refused", vars: map[string]string{"OTEL_TRACES_EXPORTER": "otlp,console"}, err: "otlp (over HTTP) or none"},
+		{name: "bad endpoint", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, err: `OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318": want an http(s) URL`},
+		{name: "bad traces endpoint", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "unix:///s"}, err: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"},
+		{name: "bad compression", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, err: `OTEL_EXPORTER_OTLP_COMPRESSION="zstd": use gzip or none`},
 	}
 	for _, tc := range cases {
-		s, err := fromEnv(env(tc.vars))
+		on, endpoint, err := decide(env(tc.vars))
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: err %v, want %q", tc.name, err, tc.err)
 			}
 			continue
 		}
-		if err != nil || s.enabled != tc.enabled || s.endpoint != tc.endpoint || s.service != tc.service {
-			t.Errorf("%s: %+v %v", tc.name, s, err)
+		if err != nil || on != tc.on || endpoint != tc.endpoint {
+			t.Errorf("%s: on %v endpoint %q err %v, want on %v endpoint %q", tc.name, on, endpoint, err, tc.on, tc.endpoint)
 		}
 	}
-	s, err := fromEnv(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20abc, x-team = core"}))
-	if err != nil || s.headers["Authorization"] != "Bearer abc" || s.headers["x-team"] != "core" {
-		t.Errorf("headers %v %v", s.headers, err)
+}
+
+// TestNewRefuses: New passes decide's refusal on, and a malformed
+// OTEL_RESOURCE_ATTRIBUTES (which the SDK reads) too.
+func TestNewRefuses(t *testing.T) { // not parallel: the process's OTEL_* variables
+	for _, tc := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"OTEL_TRACES_EXPORTER": "jaeger"}, `tracing: OTEL_TRACES_EXPORTER="jaeger"`},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_RESOURCE_ATTRIBUTES": "novalue"}, "tracing: OTEL_RESOURCE_ATTRIBUTES"},
+	} {
+		otelEnv(t, tc.vars)
+		if _, err := New(context.Background(), Config{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want %q", tc.vars, err, tc.want)
+		}
 	}
 }
 
 func TestMetaFields(t *testing.T) {
 	t.Parallel()
-	tr, _ := New(context.Background(), Config{Getenv: env(nil)})
+	tr, _ := New(context.Background(), Config{})
 	if got := tr.MetaFields(context.Background()); got != nil {
 		t.Fatalf("no context: %v", got)
 	}

@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -41,8 +43,6 @@ type decoder struct {
 	// path is where the value being decoded sits, rendered only when an
 	// error names it.
 	path []pathElem
-	// parseDoc parses bundled packs the way the workspace was parsed.
-	parseDoc docParser
 	// decls are the declarations being decoded, outermost first, so that
 	// an error marks each Damaged (see damage.go).
 	decls []declMark
@@ -50,16 +50,28 @@ type decoder struct {
 	unread *Unread
 }
 
-// newDecoder returns a decoder for the document rooted at root, with an
-// expansion budget proportional to the document's size.
-func newDecoder(file string, root *yaml.Node) *decoder {
-	n := countNodes(root)
+// newDecoder returns a decoder for the document rooted at root, parsed
+// from data, with an expansion budget proportional to the document's size.
+func newDecoder(file string, data []byte, root *yaml.Node) *decoder {
 	return &decoder{
 		file:      file,
 		structs:   map[reflect.Type]*structInfo{},
-		budget:    2*n + max(n, minAliasAllowance),
+		budget:    expansionBudget(data, root),
 		expanding: map[*yaml.Node]bool{},
 	}
+}
+
+// expansionBudget is how many values decoding root may visit: twice the
+// nodes written plus as many again (at least minAliasAllowance). Without
+// aliases no node is visited more than twice (a one-or-list field wraps
+// its value once), so the budget cannot run out; a YAML alias is written
+// *name, so a file without a '*' has none and is not walked to be counted.
+func expansionBudget(data []byte, root *yaml.Node) int {
+	if bytes.IndexByte(data, '*') < 0 {
+		return math.MaxInt
+	}
+	n := countNodes(root)
+	return 2*n + max(n, minAliasAllowance)
 }
 
 // countNodes counts the nodes written in a document, not following aliases.

@@ -52,27 +52,24 @@ func Load(path string) (*Workspace, error) {
 
 // Parse is Load on bytes already read; name is used in error positions.
 func Parse(name string, data []byte) (*Workspace, error) {
-	return parse(name, data, parseDocument)
-}
-
-// docParser parses one YAML document into its root node (parseDocument, or
-// preciseDocument to compare the two paths in tests).
-type docParser func(name string, data []byte) (*yaml.Node, ErrorList)
-
-func parse(name string, data []byte, parseDoc docParser) (*Workspace, error) {
 	first := Pos{File: name, Line: 1, Col: 1}
 	if len(data) > MaxFileBytes {
 		return nil, ErrorList{Errorf(first, "the workspace file is larger than %d MiB; a workspace declares surfaces and agents, not data — check the path", MaxFileBytes>>20)}
 	}
-	root, errs := parseDoc(name, data)
+	root, errs := parseDocument(name, data)
 	if errs != nil {
 		return nil, errs.Err()
 	}
 	if isNull(root) {
 		return nil, ErrorList{Errorf(first, "the workspace file is empty; start it with version: 1")}
 	}
-	d := newDecoder(name, root)
-	d.parseDoc = parseDoc
+	return decodeWorkspace(name, data, root)
+}
+
+// decodeWorkspace is the loader's own work on the parsed document root of
+// data: decoding into the declarations, bundled packs, then the checks.
+func decodeWorkspace(name string, data []byte, root *yaml.Node) (*Workspace, error) {
+	d := newDecoder(name, data, root)
 	if root.Kind != yaml.MappingNode {
 		d.errorf(root, "a workspace file is a mapping of keys to values (version:, gateway:, command_packs:, ...), not a %s", kindName(root))
 		return nil, d.errs.Err()
@@ -121,31 +118,10 @@ var (
 	yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
 )
 
-// parseDocument parses exactly one YAML document into its root node; nil
-// with no errors means the file holds no document at all. Files within the
-// subset fastParse reads take the fast path; every other file, and every
-// file with a syntax error, is parsed by yaml.v3.
+// parseDocument parses exactly one YAML document into its root node with
+// yaml.v3, the one YAML parser of the workspace; nil with no errors means
+// the file holds no document at all.
 func parseDocument(name string, data []byte) (*yaml.Node, ErrorList) {
-	if root, ok := tryFast(data); ok {
-		return root, nil
-	}
-	return preciseDocument(name, data)
-}
-
-// tryFast is fastParse where a panic, which would be a bug of the fast
-// path, falls back to yaml.v3 rather than stopping the process on a
-// hostile file. The tests call fastParse itself, where such a bug shows.
-func tryFast(data []byte) (root *yaml.Node, ok bool) {
-	defer func() {
-		if recover() != nil {
-			root, ok = nil, false
-		}
-	}()
-	return fastParse(data)
-}
-
-// preciseDocument is parseDocument by yaml.v3 alone.
-func preciseDocument(name string, data []byte) (*yaml.Node, ErrorList) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -222,14 +198,13 @@ func (d *decoder) expandBundled(p *CommandPack) {
 		fail(Errorf(p.Pos, "pack using %q cannot declare commands or requires; they come from the bundle (declare a pack of your own instead)", p.Use))
 		return
 	}
-	root, errs := d.parseDoc(name, data)
+	root, errs := parseDocument(name, data)
 	if root == nil && errs == nil {
 		errs = ErrorList{Errorf(Pos{File: name, Line: 1, Col: 1}, "bundled pack is empty")}
 	}
 	var base CommandPack
 	if errs == nil {
-		bd := newDecoder(name, root)
-		bd.parseDoc = d.parseDoc
+		bd := newDecoder(name, data, root)
 		bd.push("bundled pack")
 		bd.decodeStruct(root, reflect.ValueOf(&base).Elem())
 		errs = bd.errs

@@ -232,6 +232,9 @@ func (v *validator) command(p *CommandPack, c *Command) {
 				}
 			}
 		}
+		if !strings.Contains(e, "{") {
+			continue // no placeholder: most elements, not split to be checked
+		}
 		for _, s := range ParseTemplate(e) {
 			if cred, ok := s.IsCredential(); ok {
 				v.errorf(at(i), "command %s: {credential.%s} in argv would expose the secret in ps and the audit; pass it through the pack's env instead", name, cred)
@@ -247,7 +250,10 @@ func (v *validator) command(p *CommandPack, c *Command) {
 			v.errorf(c.Pos, "command %s: inputs must be a JSON Schema with type: object", name)
 		}
 	}
-	placeholders := Placeholders(c.Argv)
+	var placeholders []string
+	if len(c.Spread) > 0 || len(c.AllowDash) > 0 {
+		placeholders = Placeholders(c.Argv)
+	}
 	for _, s := range c.Spread {
 		if !slices.Contains(placeholders, s) {
 			v.errorf(c.Pos, "command %s: spread names %q, which is not an argv placeholder", name, s)

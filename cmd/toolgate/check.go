@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -132,7 +134,7 @@ func printPins(c *cli, ws *workspace.Workspace, rep *pinReport) {
 	for _, s := range rep.Removed {
 		fmt.Fprintf(c.stdout, "  removed  %s  pinned, but no longer in the workspace\n", s)
 	}
-	for _, s := range sortedKeys(rep.Unavailable) {
+	for _, s := range slices.Sorted(maps.Keys(rep.Unavailable)) {
 		fmt.Fprintf(c.stdout, "  not checked  %s: %s\n", s, rep.Unavailable[s])
 	}
 	if hidden == 0 {

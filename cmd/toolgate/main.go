@@ -15,6 +15,7 @@ import (
 
 	"github.com/lmittmann/tint"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -200,13 +201,12 @@ func newLogger(w io.Writer, format string, level *slog.LevelVar) *slog.Logger {
 	return slog.New(tint.NewHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w)}))
 }
 
+// isTerminal reports whether w is a terminal, so log lines are coloured only
+// for a person: a pipe, a file and a character device that is not a
+// terminal (/dev/null) get plain text.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // flagSet returns a subcommand's flag set that prints usage to stderr and

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -222,7 +223,7 @@ func printPinReport(c *cli, rep pinReport, first bool, code int) {
 	for _, s := range rep.Removed {
 		fmt.Fprintf(c.stdout, "  removed  %s  (no longer in the workspace)\n", s)
 	}
-	for _, s := range sortedKeys(rep.Unavailable) {
+	for _, s := range slices.Sorted(maps.Keys(rep.Unavailable)) {
 		fmt.Fprintf(c.stdout, "  skipped  %s  not enumerated: %s (its pins are kept)\n", s, rep.Unavailable[s])
 	}
 	summary := fmt.Sprintf("%d pinned", counts[string(pin.StatusPinned)])
@@ -249,13 +250,4 @@ func short(d string) string {
 		return "sha256:" + h[:12] + "…"
 	}
 	return d
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
