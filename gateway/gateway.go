@@ -158,7 +158,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	if err := g.initObservability(ctx); err != nil {
 		return nil, err
 	}
-	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log, g.downstreamHeaders); err != nil {
+	if g.proxy, err = newProxy(ws, creds, opts.Getenv, baseDir, g.log, g.downstreamHeaders, runner.Contain); err != nil {
 		return nil, err
 	}
 	if g.store, err = openStore(ctx, ws, opts.Getenv); err != nil {
@@ -249,6 +249,8 @@ func (g *Gateway) Close() error {
 	g.closeObservability()
 	g.approvals.Close()
 	g.closeJobs()
+	// Last: it kills whatever is still contained.
+	_ = g.runner.Close()
 	return g.closeStore()
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/mcpproxy/transport"
-	"github.com/toolgate/toolgate/packs/supervisor"
+	"github.com/toolgate/toolgate/packs/contain"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -47,15 +47,16 @@ type proxyServer struct {
 // newProxy resolves every server's environment, headers and bounds. It
 // opens nothing: downstream sessions start when clients arrive. headers,
 // when set, adds headers to every HTTP request sent downstream
-// (transport.Config.RequestHeaders: the gateway's trace context).
+// (transport.Config.RequestHeaders: the gateway's trace context); cm is
+// the Manager stdio servers start contained by (the packs runner's).
 func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(string) string, baseDir string, log *slog.Logger,
-	headers func(context.Context, []byte, http.Header)) (*proxy, error) {
+	headers func(context.Context, []byte, http.Header), cm *contain.Manager) (*proxy, error) {
 	p := &proxy{servers: map[string]*proxyServer{}}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
 	client := &http.Client{Transport: transport}
 	for _, sv := range ws.MCPServers {
-		cfg, err := serverConfig(sv, creds, getenv, baseDir, client, log)
+		cfg, err := serverConfig(sv, creds, getenv, baseDir, client, log, cm)
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: %w", sv.ID, err)
 		}
@@ -74,7 +75,7 @@ func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(stri
 	return p, nil
 }
 
-func serverConfig(sv *workspace.MCPServer, creds map[string]string, getenv func(string) string, baseDir string, client *http.Client, log *slog.Logger) (*transport.Config, error) {
+func serverConfig(sv *workspace.MCPServer, creds map[string]string, getenv func(string) string, baseDir string, client *http.Client, log *slog.Logger, cm *contain.Manager) (*transport.Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -83,8 +84,8 @@ func serverConfig(sv *workspace.MCPServer, creds map[string]string, getenv func(
 		Timeout: sv.Timeout.D(), MaxMessage: int64(sv.MaxOutput), HTTPClient: client,
 		Logger: log.With("server", sv.ID),
 		// A stdio server's whole tree stops with its session and with the
-		// gateway, even one killed outright (see Config.Supervisor).
-		Supervisor: supervisor.Default,
+		// gateway, even one killed outright (see Config.Contain).
+		Contain: cm,
 	}
 	if len(sv.TimeoutOverrides) > 0 {
 		cfg.TimeoutFor = map[string]time.Duration{}

@@ -45,7 +45,7 @@ func TestServerConfig(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	sv := &workspace.MCPServer{ID: "s", Command: []string{"./bin/server", "-v"}, Cwd: "data",
 		Env: map[string]string{"API_KEY": "{credential.token}"}}
-	cfg, err := serverConfig(sv, map[string]string{"token": "t1"}, getenv, "/ws", http.DefaultClient, discardLog())
+	cfg, err := serverConfig(sv, map[string]string{"token": "t1"}, getenv, "/ws", http.DefaultClient, discardLog(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +57,12 @@ func TestServerConfig(t *testing.T) {
 		t.Errorf("env %v: want the clean environment and the server's own only", cfg.Env)
 	}
 	web := &workspace.MCPServer{ID: "w", URL: "https://w.example/mcp", Headers: map[string]string{"Authorization": "Bearer {credential.token}"}}
-	cfg, err = serverConfig(web, map[string]string{"token": "t1"}, getenv, "/ws", http.DefaultClient, discardLog())
+	cfg, err = serverConfig(web, map[string]string{"token": "t1"}, getenv, "/ws", http.DefaultClient, discardLog(), nil)
 	if err != nil || cfg.Headers["Authorization"] != "Bearer t1" || cfg.Command != nil {
 		t.Errorf("headers %v, err %v", cfg.Headers, err)
 	}
 	web.Headers["X"] = "{credential.nope}"
-	if _, err := serverConfig(web, map[string]string{"token": "t1"}, getenv, "/ws", http.DefaultClient, discardLog()); err == nil || !strings.Contains(err.Error(), "header X") {
+	if _, err := serverConfig(web, map[string]string{"token": "t1"}, getenv, "/ws", http.DefaultClient, discardLog(), nil); err == nil || !strings.Contains(err.Error(), "header X") {
 		t.Errorf("a header naming a missing credential: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/mcpproxy"
+	"github.com/toolgate/toolgate/packs/contain"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -47,7 +48,9 @@ func ListServerTools(ctx context.Context, ws *workspace.Workspace, getenv func(s
 	if err != nil {
 		return fail(fmt.Errorf("workspace directory: %w", err))
 	}
-	p, err := newProxy(ws, creds, getenv, baseDir, log, nil)
+	cm := contain.New(contain.Options{Log: log})
+	defer cm.Close()
+	p, err := newProxy(ws, creds, getenv, baseDir, log, nil, cm)
 	if err != nil {
 		return fail(err)
 	}

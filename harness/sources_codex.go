@@ -2,9 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
-	"maps"
 	"slices"
 	"strings"
 
@@ -112,7 +112,7 @@ func checkCodexServer(path string, data []byte, id string, s codexServer) error 
 	if s.ApprovalMode != nil && !slices.Contains(codexApprovalModes, *s.ApprovalMode) {
 		return at([]string{"default_tools_approval_mode"}, "%q: use one of %s", *s.ApprovalMode, strings.Join(codexApprovalModes, ", "))
 	}
-	for _, tool := range sortedKeysOf(s.Tools) {
+	for _, tool := range slices.Sorted(maps.Keys(s.Tools)) {
 		if m := s.Tools[tool].ApprovalMode; m != nil && !slices.Contains(codexApprovalModes, *m) {
 			return at([]string{"tools", tool, "approval_mode"}, "%q: use one of %s", *m, strings.Join(codexApprovalModes, ", "))
 		}

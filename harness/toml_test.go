@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -74,7 +75,7 @@ func TestReadCodexConfig(t *testing.T) {
 					t.Fatalf("Codex reads it, toolgate refuses: %v", err)
 				}
 				var enabled []string
-				for _, id := range sortedKeysOf(doc.MCPServers) {
+				for _, id := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 					if e := doc.MCPServers[id].Enabled; e == nil || *e {
 						enabled = append(enabled, id)
 					}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/packs/contain"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -173,16 +174,13 @@ func BenchmarkRun(b *testing.B) {
 		{"true", packOf(tr), tr, nil},
 		{"jq query", jq, jq.Commands[0], map[string]any{"filter": ".name", "file": "testdata/sample.json"}},
 	}
-	// supervised runs each command under the supervisor and the
-	// max_memory shim, as the gateway does; direct is the process group
-	// alone: the difference is the price of bounding the whole tree.
-	for _, mode := range []string{"direct", "supervised"} {
-		r.Supervisor = ""
-		if mode == "supervised" {
-			r.Supervisor = supervisorDefault
-		}
+	// Each command runs contained as the gateway runs it, in either mode
+	// (package contain); BenchmarkPackCall compares with a bare exec.
+	for _, mode := range []contain.Mode{contain.ModeCgroup, contain.ModeSession} {
+		r.Contain = contain.New(contain.Options{Mode: mode})
+		defer r.Contain.Close()
 		for _, bc := range cases {
-			b.Run(mode+"/"+bc.name, func(b *testing.B) {
+			b.Run(string(mode)+"/"+bc.name, func(b *testing.B) {
 				b.ReportAllocs()
 				before := childCPU()
 				defer func() { b.ReportMetric(float64(childCPU()-before)/float64(b.N), "child-cpu-ns/op") }()
@@ -201,8 +199,8 @@ func BenchmarkRun(b *testing.B) {
 }
 
 // childCPU is the user+system CPU time of every reaped child so far: the
-// commands, and under a supervisor the supervisor and shim too (steadier
-// than wall time on a shared machine).
+// commands and their helpers (steadier than wall time on a shared
+// machine).
 func childCPU() int64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)

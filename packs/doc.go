@@ -5,7 +5,8 @@
 // roots and hands the command the open descriptors (/dev/fd/N), confines
 // interpreters whose program text the agent writes (jq), and runs the
 // result with a clean environment, a timeout, a bounded output and a
-// bounded memory, under a supervisor (package supervisor) that stops the
-// whole process tree with the call, redacting credential values — and
-// their common encodings — from everything it returns.
+// bounded memory, contained (package contain: a cgroup, or a session, of
+// its own) so that no process it starts outlives the call whatever it
+// does, redacting credential values — and their common encodings — from
+// everything it returns.
 package packs

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/packs/contain"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -29,29 +30,26 @@ func testGetenv(t *testing.T) func(string) string {
 	return func(k string) string { return env[k] }
 }
 
-// TestMain lets this test binary act as the supervisor and the
-// memory-limit shim when a runner re-executes it, as toolgate's main does.
+// TestMain lets this test binary act as the containment watcher (and the
+// portable helper and shim) when a runner re-executes it, as toolgate's
+// main does.
 func TestMain(m *testing.M) {
 	MaybeSupervise()
 	os.Exit(m.Run())
 }
 
-// newTestRunner is a runner as the gateway builds one: commands run under
-// the supervisor (this test binary, re-executed), where there is one.
+// testContain is the containment the package's runners share (one
+// watcher for the whole test binary rather than one per runner), as a
+// gateway shares one.
+var testContain = contain.New(contain.Options{})
+
+// newTestRunner is a runner as the gateway builds one: commands run
+// contained (a cgroup per command where one can be made).
 func newTestRunner(t *testing.T, creds map[string]string) *Runner {
 	t.Helper()
 	r := NewRunner(creds, testGetenv(t))
 	r.KillGrace = 200 * time.Millisecond
-	r.Supervisor = supervisorDefault
-	return r
-}
-
-// directRunner runs commands without a supervisor (bounded by their
-// process group only).
-func directRunner(t *testing.T, creds map[string]string) *Runner {
-	t.Helper()
-	r := newTestRunner(t, creds)
-	r.Supervisor = ""
+	r.Contain = testContain
 	return r
 }
 

@@ -42,8 +42,8 @@ const (
 	JobSucceeded JobState = "succeeded"
 	JobFailed    JobState = "failed"
 	JobCancelled JobState = "cancelled"
-	// JobStopped means the gateway shut down while the job ran: its process
-	// group was terminated like a cancelled job's.
+	// JobStopped means the gateway shut down while the job ran: its tree
+	// was terminated like a cancelled job's.
 	JobStopped JobState = "stopped"
 )
 
@@ -98,7 +98,8 @@ type JobsOptions struct {
 	MaxRunning int
 	MaxKept    int
 	// OnEnd is called once per job, from the job's own goroutine, after
-	// it ended and its process group is gone (the gateway audits here).
+	// it ended and its whole tree is gone (the gateway audits here), also
+	// when the command killed the process above it.
 	// Close waits for every OnEnd to return.
 	OnEnd func(JobInfo)
 }
@@ -372,8 +373,8 @@ func (m *Jobs) secrets() []string {
 	return m.runner.redactor().exact
 }
 
-// Cancel stops owner's job id: its process group gets SIGTERM, then
-// SIGKILL after the runner's kill grace. It returns once the job has ended
+// Cancel stops owner's job id: its whole tree gets SIGTERM, then SIGKILL
+// after the runner's kill grace. It returns once the job has ended
 // (or ctx is done), with the final state; cancelling an ended job just
 // returns it.
 func (m *Jobs) Cancel(ctx context.Context, owner, id string) (JobInfo, error) {
@@ -395,8 +396,8 @@ func (m *Jobs) Cancel(ctx context.Context, owner, id string) (JobInfo, error) {
 	return m.Get(owner, id)
 }
 
-// Close stops every running job (their process groups are terminated and
-// each end is reported through OnEnd, state JobStopped) and refuses new
+// Close stops every running job (their trees are terminated and each end
+// is reported through OnEnd, state JobStopped) and refuses new
 // ones. It returns when all have ended or ctx is done.
 func (m *Jobs) Close(ctx context.Context) error {
 	m.mu.Lock()

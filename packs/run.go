@@ -10,16 +10,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
-// Run executes inv directly (no shell) in its own process group and waits
-// for it, bounded by inv.Timeout, ctx and inv.MaxOutput: any of them
-// stopping the run sends SIGTERM to the whole group and SIGKILL after the
-// runner's KillGrace, and no process left in the group survives Run. A
+// Run executes inv directly (no shell), contained, and waits for it,
+// bounded by inv.Timeout, ctx and inv.MaxOutput: any of them stopping the
+// run sends SIGTERM to the whole tree and SIGKILL after the runner's
+// KillGrace, and no process the command started survives Run, whatever it
+// did (setsid, double fork, killing its parent). A
 // command that ran but failed comes back as a Result; the error is for a
 // command that could not be started.
 func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
@@ -126,13 +124,19 @@ func failureReasons(res *Result, ex exitInfo, sink *cappedSink, cancelled error,
 	if sink.writeErr != nil {
 		reasons = append(reasons, fmt.Sprintf("writing the output failed: %v", sink.writeErr))
 	}
-	if ex.signal != 0 {
+	switch {
+	case ex.supervisorErr != "" || ex.startErr != nil:
+		// The command's own status is unknown; said below.
+	case ex.signal != 0:
 		reasons = append(reasons, fmt.Sprintf("killed by signal %s", ex.signal))
-	} else if res.ExitCode != 0 {
+	case res.ExitCode != 0:
 		reasons = append(reasons, fmt.Sprintf("exit status %d", res.ExitCode))
 	}
 	if (ex.signal != 0 || res.ExitCode != 0) && res.MaxMemory > 0 && mentionsMemory(res.StderrTail) {
 		reasons = append(reasons, fmt.Sprintf("the command ran out of memory under max_memory (%d bytes of address space per process); narrow the input, or raise the pack's max_memory or max_memory_overrides", res.MaxMemory))
+	}
+	if ex.startErr != nil {
+		reasons = append(reasons, fmt.Sprintf("the program could not be run: %v", ex.startErr))
 	}
 	if ex.supervisorErr != "" {
 		reasons = append(reasons, ex.supervisorErr)
@@ -180,10 +184,11 @@ func (r *Runner) parseOutput(inv *Invocation, res *Result, raw []byte) {
 	res.StructuredContent = StructuredObject(res.Structured)
 }
 
-// start launches inv in a new process group with stdin from /dev/null,
-// its path_within arguments opened beneath their roots as descriptors 3
-// and up, and, when the runner has a supervisor, under it (the whole tree
-// bounded and stopped; max_memory applied before the program runs).
+// start launches inv contained (package contain: a session and, where
+// one can be made, a cgroup of its own; max_memory in force before the
+// program's first instruction) with stdin from /dev/null and its
+// path_within arguments opened beneath their roots as descriptors 3 and
+// up.
 // Output goes to pipes the runner reads itself (not through exec's copying
 // goroutines), so that waiting for the leader does not also wait for
 // whatever else holds the pipes open.
@@ -224,55 +229,27 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 		return fail(err)
 	}
 	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        inv.Argv,
-		Env:         env,
-		Dir:         dir,
-		Stdout:      outW,
-		Stderr:      errW,
-		ExtraFiles:  files,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		Path:       path,
+		Args:       inv.Argv,
+		Env:        env,
+		Dir:        dir,
+		Stdout:     outW,
+		Stderr:     errW,
+		ExtraFiles: files,
+	}
+	if r.Contain == nil {
+		return fail(fmt.Errorf("the runner has no containment (build it with NewRunner)"))
 	}
 	p := &started{cmd: cmd, stdout: outR, stderr: errR, cleanup: cleanup}
-	if r.Supervisor != "" {
-		ctlR, ctlW, err := pipe()
-		if err != nil {
-			return fail(err)
-		}
-		repR, repW, err := pipe()
-		if err != nil {
-			return fail(err)
-		}
-		cmd.Path = r.Supervisor
-		if supervisor.RaceEnv != "" {
-			cmd.Env = append(append([]string{}, env...), supervisor.RaceEnv)
-		}
-		cmd.Args = supervisor.Args{Files: len(files), AS: inv.MaxMemory, Grace: r.killGrace(), Program: path, Argv: inv.Argv}.Encode()
-		cmd.ExtraFiles = append(append([]*os.File{}, files...), ctlR, repW)
-		p.ctl, p.report = ctlW, repR
-	}
 	p.started = time.Now()
-	err = cmd.Start()
+	p.tree, err = r.Contain.Start(cmd, inv.MaxMemory)
 	// The child holds its ends now; the gateway keeps only its own.
-	for _, f := range []*os.File{outW, errW} {
-		f.Close()
-	}
-	if p.ctl != nil {
-		cmd.ExtraFiles[len(files)].Close()
-		cmd.ExtraFiles[len(files)+1].Close()
-	}
+	outW.Close()
+	errW.Close()
 	if err != nil {
 		closeAll([]*os.File{outR, errR})
-		if p.ctl != nil {
-			closeAll([]*os.File{p.ctl, p.report})
-		}
 		cleanup()
 		return nil, err
-	}
-	if r.Supervisor == "" && inv.MaxMemory > 0 {
-		// Without a supervisor the limit lands a moment after the program
-		// started: best effort.
-		_ = limitDirect(cmd.Process.Pid, inv.MaxMemory)
 	}
 	p.wait()
 	return p, nil

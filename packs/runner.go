@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/packs/contain"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -65,13 +66,11 @@ type Runner struct {
 	KillGrace time.Duration
 	// DefaultMaxMemory applies when a pack declares no max_memory.
 	DefaultMaxMemory int64
-	// Supervisor is the binary started as each command's supervisor (its
-	// main must call MaybeSupervise first): it bounds the command's memory
-	// before the program runs and stops the whole process tree, setsid
-	// children included. "" runs commands directly, bounded by their
-	// process group (and max_memory applied just after start). NewRunner
-	// sets it to the running binary, except in test binaries.
-	Supervisor string
+	// Contain starts every command contained and stops its whole tree
+	// (package contain). NewRunner sets it; the gateway shares it with the
+	// stdio servers it starts, since in session mode one Manager must know
+	// every child of the process.
+	Contain *contain.Manager
 	// BaseDir is where commands without a cwd run, and what a relative cwd
 	// is resolved against: the workspace file's directory, so commands and
 	// path_within constraints agree on what a relative path means.
@@ -92,12 +91,33 @@ func NewRunner(credentials map[string]string, getenv func(string) string) *Runne
 		DefaultMaxMemory: DefaultMaxMemory,
 		KillGrace:        DefaultKillGrace,
 	}
-	if !testing.Testing() {
-		// A test binary would run its tests again instead of supervising.
-		r.Supervisor = supervisorDefault
-	}
+	// The mode can be forced for diagnosis (docs/security.md); a bad
+	// value fails the first command with a message saying so.
+	mode := contain.Mode(getenvOr(getenv, containmentEnv))
+	// A test binary's other children would be taken for orphans.
+	r.Contain = contain.New(contain.Options{Mode: mode, Subreaper: !testing.Testing()})
 	r.redactor()
 	return r
+}
+
+// containmentEnv names the variable that forces a containment mode
+// (cgroup or session) instead of choosing one.
+const containmentEnv = "TOOLGATE_CONTAINMENT"
+
+func getenvOr(getenv func(string) string, key string) string {
+	if getenv == nil {
+		return ""
+	}
+	return getenv(key)
+}
+
+// Close stops the runner's containment watcher (which kills whatever is
+// still contained). Stop every run and job first.
+func (r *Runner) Close() error {
+	if r.Contain == nil {
+		return nil
+	}
+	return r.Contain.Close()
 }
 
 // Redact replaces every credential value in s by [REDACTED:<name>]: as

@@ -4,8 +4,6 @@ package packs
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,25 +12,60 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/packs/supervisor"
+	"github.com/toolgate/toolgate/packs/contain"
 	"github.com/toolgate/toolgate/workspace"
 )
 
-// pidExists is true while pid exists at all, zombie or not: the supervisor
-// reaps what it kills, so nothing of a stopped tree may remain.
-func pidExists(pid int) bool {
-	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+// subreaperChildEnv marks a re-executed test binary that runs one test in
+// session mode as a child subreaper, as the gateway's binary does (the
+// test binary proper has other children, so never is one).
+const subreaperChildEnv = "TOOLGATE_TEST_SUBREAPER_CHILD"
+
+// eachMode runs body with a runner in each containment mode: cgroup in
+// this process, and session with a subreaper in a child test process
+// running only the test calling it.
+func eachMode(t *testing.T, body func(t *testing.T, r *Runner)) {
+	t.Helper()
+	if os.Getenv(subreaperChildEnv) != "" {
+		m := contain.New(contain.Options{Mode: contain.ModeSession, Subreaper: true})
+		t.Cleanup(func() { m.Close() })
+		r := newTestRunner(t, nil)
+		r.Contain = m
+		body(t, r)
+		return
+	}
+	name := t.Name()
+	t.Run("cgroup", func(t *testing.T) {
+		t.Parallel()
+		if testContain.Mode() != contain.ModeCgroup {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("no cgroup can be made on this machine; CI machines have cgroup v2")
+			}
+			t.Skip("no cgroup can be made on this machine")
+		}
+		body(t, newTestRunner(t, nil))
+	})
+	t.Run("session", func(t *testing.T) {
+		t.Parallel()
+		cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), subreaperChildEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		t.Logf("session mode, as a subreaper (child test process):\n%s", out)
+		if err != nil {
+			t.Fatalf("the child test failed: %v", err)
+		}
+	})
 }
 
-// TestSupervisorStopsDetachedChildren: a child that calls setsid (or is
-// double-forked) leaves the process group, so a group kill misses it; the
-// supervisor, its subreaper, stops it whenever the call ends.
-func TestSupervisorStopsDetachedChildren(t *testing.T) {
+// TestContainStopsDetachedChildren: a child that calls setsid (or is
+// double-forked, or whose command kills its helper) leaves the process
+// group, so a group kill misses it; it is stopped whenever the call ends.
+func TestContainStopsDetachedChildren(t *testing.T) {
 	t.Parallel()
 	requireProgram(t, "sh", "setsid", "sleep")
 	// detach starts a process that left the group and ignores SIGTERM,
-	// writing its pid to $1.
-	const detach = `setsid sh -c 'trap "" TERM; echo $$ > "$1"; while :; do sleep 1; done' sh "$1" &`
+	// writing its pid to $1, and waits until it has.
+	const detach = `setsid sh -c 'trap "" TERM; echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; while :; do sleep 1; done' sh "$1" & while [ ! -s "$1" ]; do sleep 0.01; done;`
 	tests := []struct {
 		name    string
 		script  string
@@ -40,101 +73,103 @@ func TestSupervisorStopsDetachedChildren(t *testing.T) {
 		cancel  bool
 		want    string // in Result.Err; "" for success
 	}{
-		{name: "command exits", script: detach + ` sleep 0.2; exit 0`},
-		{name: "double fork", script: `(sh -c 'trap "" TERM; echo $$ > "$1"; exec sleep 300' sh "$1" &) ; sleep 0.2`},
+		{name: "command exits", script: detach + ` exit 0`},
+		{name: "double fork", script: `(sh -c 'trap "" TERM; exec sleep 300' & echo $! > "$1")`},
+		{name: "helper killed", script: detach + ` kill -9 $PPID`, want: "supervisor ended without a report"},
 		{name: "timeout", script: detach + ` sleep 300`, timeout: 500 * time.Millisecond, want: "timed out"},
 		{name: "cancelled", script: detach + ` sleep 300`, cancel: true, want: "cancelled"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			r := newTestRunner(t, nil)
-			pidFile := filepath.Join(t.TempDir(), "pid")
-			pack := packOf(command("c", "sh", "-c", tt.script, "sh", "{f}"))
-			if tt.timeout > 0 {
-				pack.Timeout = workspace.Duration(tt.timeout)
-			}
-			inv, err := r.Prepare(pack, pack.Commands[0], map[string]any{"f": pidFile})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tt.cancel {
-				go func() {
-					readPID(t, pidFile)
-					cancel()
-				}()
-			}
-			start := time.Now()
-			res, err := r.Run(ctx, inv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			took := time.Since(start)
-			pid := readPID(t, pidFile)
-			left := 0
-			if pidExists(pid) {
-				left = 1
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Logf("%s: call ended after %s; killed %d (%d outside the group); processes left: %d", tt.name, took.Round(time.Millisecond), res.Killed, res.Detached, left)
-			if left != 0 {
-				t.Fatalf("process %d outlived the call", pid)
-			}
-			if res.Killed < 1 {
-				t.Errorf("Killed = %d, want the detached child counted", res.Killed)
-			}
-			if tt.name != "double fork" && res.Detached < 1 {
-				t.Errorf("Detached = %d, want the setsid child counted", res.Detached)
-			}
-			if tt.want == "" && !res.OK() || tt.want != "" && !strings.Contains(res.Err, tt.want) {
-				t.Errorf("Err = %q, want %q", res.Err, tt.want)
-			}
-		})
-	}
+	eachMode(t, func(t *testing.T, r *Runner) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				pidFile := filepath.Join(t.TempDir(), "pid")
+				pack := packOf(command("c", "sh", "-c", tt.script, "sh", "{f}"))
+				if tt.timeout > 0 {
+					pack.Timeout = workspace.Duration(tt.timeout)
+				}
+				inv, err := r.Prepare(pack, pack.Commands[0], map[string]any{"f": pidFile})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tt.cancel {
+					go func() {
+						readPID(t, pidFile)
+						cancel()
+					}()
+				}
+				start := time.Now()
+				res, err := r.Run(ctx, inv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				took := time.Since(start)
+				pid := readPID(t, pidFile)
+				left := 0
+				if !processGone(pid) {
+					left = 1
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+				t.Logf("%s (%s): call ended after %s; killed %d (%d outside the group); processes left: %d; %s", tt.name, r.Contain.Mode(), took.Round(time.Millisecond), res.Killed, res.Detached, left, res.Err)
+				if left != 0 {
+					t.Fatalf("process %d outlived the call", pid)
+				}
+				// In session mode an orphan is killed as soon as it is
+				// adopted, by no tree's Stop, so it is not counted.
+				if r.Contain.Mode() == contain.ModeCgroup && tt.name != "helper killed" && res.Killed < 1 {
+					t.Errorf("Killed = %d, want the detached child counted", res.Killed)
+				}
+				if tt.want == "" && !res.OK() || tt.want != "" && !strings.Contains(res.Err, tt.want) {
+					t.Errorf("Err = %q, want %q", res.Err, tt.want)
+				}
+			})
+		}
+	})
 }
 
-// TestSupervisorStopsTreeWhenGatewayDies: the supervisor's control pipe
-// reaching end of file (the gateway died, even by SIGKILL) stops the tree.
-func TestSupervisorStopsTreeWhenGatewayDies(t *testing.T) {
+// TestContainStopsTreeWhenGatewayDies: the watcher's pipe reaching end of
+// file (the gateway died, even by SIGKILL; here the Manager closes it)
+// stops the tree.
+func TestContainStopsTreeWhenGatewayDies(t *testing.T) {
 	t.Parallel()
 	requireProgram(t, "sh", "setsid", "sleep")
-	r := newTestRunner(t, nil)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	pack := packOf(command("c", "sh", "-c", `setsid sh -c 'trap "" TERM; echo $$ > "$1"; exec sleep 300' sh "$1" & sleep 300`, "sh", "{f}"))
-	inv, err := r.Prepare(pack, pack.Commands[0], map[string]any{"f": pidFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := lookPathIn(inv.Argv[0], envValue(inv.Env, "PATH"), inv.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := r.start(path, inv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := readPID(t, pidFile)
-	start := time.Now()
-	p.ctl.Close() // what the kernel does to the gateway's descriptors when it dies
-	select {
-	case <-p.leaderDone:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the supervisor did not end after its control pipe closed")
-	}
-	p.stop(time.Second)
-	p.stdout.Close()
-	p.stderr.Close()
-	rep := p.exit()
-	t.Logf("control pipe closed: tree stopped in %s; killed %d (%d outside the group)", time.Since(start).Round(time.Millisecond), rep.killed, rep.outside)
-	if pidExists(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("detached process %d outlived its supervisor", pid)
-	}
-	if rep.signal == 0 {
-		t.Errorf("the command ended with %+v, want it killed", rep)
-	}
+	eachMode(t, func(t *testing.T, r *Runner) {
+		m := contain.New(contain.Options{Mode: r.Contain.Mode(), Subreaper: os.Getenv(subreaperChildEnv) != ""})
+		r.Contain = m
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		pack := packOf(command("c", "sh", "-c", `setsid sh -c 'trap "" TERM; echo $$ > "$1"; exec sleep 300' sh "$1" & sleep 300`, "sh", "{f}"))
+		inv, err := r.Prepare(pack, pack.Commands[0], map[string]any{"f": pidFile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan *Result, 1)
+		go func() {
+			res, err := r.Run(context.Background(), inv)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- res
+		}()
+		pid := readPID(t, pidFile)
+		start := time.Now()
+		m.Close() // what the kernel does to the gateway's end when it dies
+		var res *Result
+		select {
+		case res = <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the call did not end after the watcher's pipe closed")
+		}
+		t.Logf("%s: watcher's pipe closed: tree stopped in %s: %s", r.Contain.Mode(), time.Since(start).Round(time.Millisecond), res.Err)
+		if !processGone(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("detached process %d outlived its gateway", pid)
+		}
+		if res.OK() {
+			t.Errorf("the command ended with %+v, want it killed", res)
+		}
+	})
 }
 
 // TestMaxMemory: the address-space bound is in force before the program
@@ -143,108 +178,49 @@ func TestSupervisorStopsTreeWhenGatewayDies(t *testing.T) {
 func TestMaxMemory(t *testing.T) {
 	t.Parallel()
 	requireProgram(t, "jq")
-	for _, supervised := range []bool{true, false} {
-		r := directRunner(t, nil)
-		if supervised {
-			r = newTestRunner(t, nil)
-		}
-		pack := packOf(command("grow", "jq", "-n", "[range(3000000)] | length"))
-		pack.MaxMemory = 64 << 20
-		res := mustRun(t, r, pack, pack.Commands[0], nil)
-		t.Logf("supervised=%v: jq building a 3e6 array under 64 MiB: ok=%v, peak RSS %d KiB, %s", supervised, res.OK(), res.PeakRSS>>10, res.Err)
-		if res.OK() || !strings.Contains(res.Err, "max_memory") {
-			t.Errorf("supervised=%v: over the bound: %+v", supervised, res)
-		}
-		pack.MaxMemory = 1 << 30
-		if res := mustRun(t, r, pack, pack.Commands[0], nil); !res.OK() || strings.TrimSpace(string(res.Stdout)) != "3000000" {
-			t.Errorf("supervised=%v: under the bound: %+v", supervised, res)
-		}
-	}
-}
-
-// TestSupervisorKilled: a supervisor that dies without reporting (here
-// SIGKILL) leaves its process group to the gateway, which stops it.
-func TestSupervisorKilled(t *testing.T) {
-	t.Parallel()
-	requireProgram(t, "sh", "sleep")
 	r := newTestRunner(t, nil)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	pack := packOf(command("c", "sh", "-c", `sleep 300 & echo $! > "$1"; wait`, "sh", "{f}"))
-	inv, err := r.Prepare(pack, pack.Commands[0], map[string]any{"f": pidFile})
-	if err != nil {
-		t.Fatal(err)
+	pack := packOf(command("grow", "jq", "-n", "[range(3000000)] | length"))
+	pack.MaxMemory = 64 << 20
+	res := mustRun(t, r, pack, pack.Commands[0], nil)
+	t.Logf("jq building a 3e6 array under 64 MiB: ok=%v, peak RSS %d KiB, %s", res.OK(), res.PeakRSS>>10, res.Err)
+	if res.OK() || !strings.Contains(res.Err, "max_memory") {
+		t.Errorf("over the bound: %+v", res)
 	}
-	path, err := lookPathIn(inv.Argv[0], envValue(inv.Env, "PATH"), inv.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := r.start(path, inv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := readPID(t, pidFile)
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-p.leaderDone
-	p.stop(200 * time.Millisecond)
-	p.stdout.Close()
-	p.stderr.Close()
-	ex := p.exit()
-	waitFor(t, 5*time.Second, "the group member outlived its killed supervisor", func() bool { return processGone(pid) })
-	if !strings.Contains(ex.supervisorErr, "without a report") {
-		t.Errorf("exit %+v, want the missing report named", ex)
+	pack.MaxMemory = 1 << 30
+	if res := mustRun(t, r, pack, pack.Commands[0], nil); !res.OK() || strings.TrimSpace(string(res.Stdout)) != "3000000" {
+		t.Errorf("under the bound: %+v", res)
 	}
 }
 
-// runSupervised runs argv under the supervisor with max_memory bytes and
-// returns its stdout and the supervisor's report.
-func runSupervised(t *testing.T, maxMemory int64, argv ...string) (string, *supervisor.Report) {
+// runBounded runs argv contained with max_memory bytes and returns its
+// stdout.
+func runBounded(t *testing.T, maxMemory int64, argv ...string) string {
 	t.Helper()
 	r := newTestRunner(t, nil)
 	pack := packOf(command("c", argv...))
 	pack.MaxMemory = workspace.ByteSize(maxMemory)
-	inv, err := r.Prepare(pack, pack.Commands[0], nil)
-	if err != nil {
-		t.Fatal(err)
+	res := mustRun(t, r, pack, pack.Commands[0], nil)
+	if !res.OK() {
+		t.Fatalf("%v: %s", argv, res.Err)
 	}
-	path, err := lookPathIn(inv.Argv[0], envValue(inv.Env, "PATH"), inv.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := r.start(path, inv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := io.ReadAll(p.stdout)
-	<-p.leaderDone
-	p.stop(200 * time.Millisecond)
-	p.stdout.Close()
-	p.stderr.Close()
-	if ex := p.exit(); ex.code != 0 || p.rep == nil {
-		t.Fatalf("%v: exit %+v, report %+v (%v)", argv, ex, p.rep, p.repErr)
-	}
-	return string(out), p.rep
+	return string(res.Stdout)
 }
 
-// TestMaxMemoryTraced: a plain program is started traced, gets its
-// address-space bound (soft and hard) before it runs, and runs untraced;
-// the report says the shim was not needed.
-func TestMaxMemoryTraced(t *testing.T) {
+// TestMaxMemoryBeforeStart: the program starts with its address-space
+// bound (soft and hard) already set, by its helper between fork and exec,
+// and untraced.
+func TestMaxMemoryBeforeStart(t *testing.T) {
 	t.Parallel()
 	requireProgram(t, "sh", "grep")
-	out, rep := runSupervised(t, 256<<20, "sh", "-c", `ulimit -S -v; ulimit -H -v; grep TracerPid /proc/self/status`)
+	out := runBounded(t, 256<<20, "sh", "-c", `ulimit -S -v; ulimit -H -v; grep TracerPid /proc/self/status`)
 	if want := "262144\n262144\nTracerPid:\t0\n"; out != want {
 		t.Errorf("the command saw %q, want %q (bound in force, not traced)", out, want)
 	}
-	if rep.Limit != supervisor.LimitTraced {
-		t.Errorf("limit put in force by %q, want %q (is ptrace refused here?)", rep.Limit, supervisor.LimitTraced)
-	}
 }
 
-// TestMaxMemorySetuidUsesShim: a set-user-ID program is not traced (that
-// would drop its privileges): the shim bounds it, as before.
-func TestMaxMemorySetuidUsesShim(t *testing.T) {
+// TestMaxMemorySetuid: a set-user-ID program keeps the bound (limits
+// survive exec, and the helper sets it before the exec).
+func TestMaxMemorySetuid(t *testing.T) {
 	t.Parallel()
 	requireProgram(t, "sh")
 	sh, err := exec.LookPath("sh")
@@ -262,12 +238,8 @@ func TestMaxMemorySetuidUsesShim(t *testing.T) {
 	if err := os.Chmod(suid, 0o755|os.ModeSetuid); err != nil {
 		t.Fatal(err)
 	}
-	out, rep := runSupervised(t, 256<<20, suid, "-c", "ulimit -H -v")
-	if out != "262144\n" {
+	if out := runBounded(t, 256<<20, suid, "-c", "ulimit -H -v"); out != "262144\n" {
 		t.Errorf("the command saw %q, want the bound 262144", out)
-	}
-	if rep.Limit != supervisor.LimitShim {
-		t.Errorf("limit put in force by %q, want %q for a set-user-ID program", rep.Limit, supervisor.LimitShim)
 	}
 }
 
@@ -276,8 +248,23 @@ func TestMaxMemorySetuidUsesShim(t *testing.T) {
 func TestMaxMemoryCannotBeRaised(t *testing.T) {
 	t.Parallel()
 	requireProgram(t, "sh")
-	out, _ := runSupervised(t, 256<<20, "sh", "-c", `ulimit -S -v unlimited 2>/dev/null || echo refused; ulimit -S -v`)
-	if out != "refused\n262144\n" {
+	if out := runBounded(t, 256<<20, "sh", "-c", `ulimit -S -v unlimited 2>/dev/null || echo refused; ulimit -S -v`); out != "refused\n262144\n" {
 		t.Errorf("raising the bound: %q, want it refused", out)
+	}
+}
+
+// TestProgramCannotRun: a program that exists but cannot be executed (no
+// #! line, not an ELF) fails with the exec error its helper reported.
+func TestProgramCannotRun(t *testing.T) {
+	t.Parallel()
+	prog := filepath.Join(t.TempDir(), "notelf")
+	if err := os.WriteFile(prog, []byte("\x00\x01 not a program\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRunner(t, nil)
+	pack := packOf(command("c", prog))
+	res := mustRun(t, r, pack, pack.Commands[0], nil)
+	if res.OK() || !strings.Contains(res.Err, "could not be run") || !strings.Contains(res.Err, "exec format error") {
+		t.Errorf("Err = %q, want the exec format error named", res.Err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/contain"
 )
 
 // Defaults applied when a server declares no bound of its own.
@@ -42,13 +44,12 @@ type Config struct {
 	TimeoutFor map[string]time.Duration
 	// MaxMessage bounds one message read from the server.
 	MaxMessage int64
-	// Supervisor, when set, is the toolgate binary (supervisor.Default)
-	// that runs a stdio server under the packs supervisor: a subreaper that
-	// stops the server's whole tree when the session ends and when the
-	// gateway dies, even by SIGKILL, which a server that stopped reading
-	// its stdin would otherwise outlive. Empty runs the server directly in
-	// its own process group.
-	Supervisor string
+	// Contain, when set, runs a stdio server contained (package contain):
+	// its whole tree stops when the session ends and when the gateway
+	// dies, even by SIGKILL, whatever the server does (setsid, double
+	// fork, killing its parent). The gateway passes the Manager its packs
+	// runner uses. Nil runs the server directly in its own process group.
+	Contain *contain.Manager
 	// HTTPClient is shared by every HTTP session to this server.
 	HTTPClient *http.Client
 	Logger     *slog.Logger

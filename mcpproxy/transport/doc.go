@@ -1,6 +1,6 @@
 // Package transport is how toolgate reaches a downstream MCP server: one
-// Conn per connection, over stdio (a process in its own process group,
-// optionally under the packs supervisor, so its whole tree stops with the
+// Conn per connection, over stdio (a process contained by package contain,
+// or in its own process group, so its whole tree stops with the
 // session and with the gateway), streamable HTTP (a session's POSTs, its
 // GET stream, SSE polling and resumption; or, for a 2026-07-28 server, a
 // POST per request with the standard headers mirrored from the body), or

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/contain"
 )
 
 // stdioKillGrace is how long a stdio server gets to exit after its stdin
@@ -25,19 +27,14 @@ const stdioKillGrace = 2 * time.Second
 const stderrTail = 2048
 
 // stdioConn is one server process speaking newline-delimited JSON-RPC on
-// stdin/stdout, in its own process group — under the packs supervisor when
-// Config.Supervisor is set, so that its whole tree stops with the session
-// and with the gateway, even a gateway killed outright.
+// stdin/stdout — contained when Config.Contain is set, so that its whole
+// tree stops with the session and with the gateway, even a gateway killed
+// outright; else in its own process group.
 type stdioConn struct {
 	cfg *Config
 	cmd *exec.Cmd
-	// ctl is the write end of the supervisor's control pipe (nil without
-	// one): a byte asks it to stop the tree; its closing, when the gateway
-	// dies, does too.
-	ctl *os.File
-	// report is the read end of the supervisor's report pipe (nil without
-	// one): what the server's exit was, read once the supervisor exited.
-	report *os.File
+	// tree is the server's contained tree (nil without Config.Contain).
+	tree *contain.Tree
 	// in is the write end of the server's stdin pipe, with write
 	// deadlines: a server that stops reading cannot hold a writer (or
 	// Close) past the bound.
@@ -63,17 +60,8 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 		cmd.Env = []string{}
 	}
 	cmd.Dir = cfg.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var ctl, report *os.File
-	if cfg.Supervisor != "" {
-		var err error
-		if ctl, report, err = superviseCmd(cmd, cfg.Supervisor); err != nil {
-			return nil, fmt.Errorf("start server %q: %w", cfg.ID, err)
-		}
-	}
 	stdin, in, err := os.Pipe()
 	if err != nil {
-		closeFiles(ctl, report)
 		return nil, err
 	}
 	cmd.Stdin = stdin
@@ -81,23 +69,19 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		in.Close()
-		closeFiles(ctl, report)
 		return nil, err
 	}
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
 		in.Close()
-		closeFiles(ctl, report)
 		return nil, err
 	}
-	err = cmd.Start()
-	closeChildEnds(cmd)
+	tree, err := startServer(cmd, cfg.Contain)
 	if err != nil {
 		in.Close()
-		closeFiles(ctl, report)
 		return nil, fmt.Errorf("start server %q (%s): %w", cfg.ID, cfg.Command[0], err)
 	}
-	c := &stdioConn{cfg: cfg, cmd: cmd, ctl: ctl, report: report, in: in, recv: make(chan Incoming, 64), done: make(chan struct{}), exited: make(chan struct{})}
+	c := &stdioConn{cfg: cfg, cmd: cmd, tree: tree, in: in, recv: make(chan Incoming, 64), done: make(chan struct{}), exited: make(chan struct{})}
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); c.readStderr(errPipe) }()
@@ -110,10 +94,7 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 			c.kill()
 		}
 		readers.Wait()
-		werr := cmd.Wait()
-		if c.report != nil {
-			werr = supervisedExit(c.report, werr)
-		}
+		werr := serverExit(c.tree, cmd.Wait())
 		close(c.exited)
 		switch {
 		case rerr != nil:
@@ -257,10 +238,9 @@ func (c *stdioConn) Close() error {
 		select {
 		case <-c.exited:
 		case <-time.After(stdioKillGrace):
-			if c.ctl != nil {
-				// The supervisor terminates, waits its grace, kills, and
-				// exits once no descendant is left.
-				c.stop()
+			if c.tree != nil {
+				// SIGTERM to the tree, its grace, then SIGKILL.
+				c.tree.Stop(stdioKillGrace)
 				<-c.exited
 				break
 			}
@@ -271,25 +251,26 @@ func (c *stdioConn) Close() error {
 				c.kill()
 			}
 		}
-		// Children left in the group outlive no session.
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		// Nothing the server started outlives its session.
+		if c.tree != nil {
+			c.tree.Stop(stdioKillGrace)
+		} else {
+			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		}
 		<-c.done
-		closeFiles(c.ctl, c.report)
+		if c.tree != nil {
+			c.tree.Release()
+		}
 	})
 	return nil
 }
 
-// kill stops the server at once (a protocol failure): its whole tree
-// through the supervisor, else its process group.
+// kill stops the server at once (a protocol failure): its whole tree, else
+// its process group.
 func (c *stdioConn) kill() {
-	if c.ctl != nil {
-		c.stop()
+	if c.tree != nil {
+		c.tree.Kill()
 		return
 	}
 	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 }
-
-// stop asks the supervisor to stop the server's tree. The pipe holds the
-// byte whether or not the supervisor reads it yet; an error means it has
-// gone already.
-func (c *stdioConn) stop() { _, _ = c.ctl.Write([]byte{0}) }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/packs/contain"
 	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
@@ -60,11 +61,11 @@ func TestStdioRoundTrip(t *testing.T) {
 }
 
 // supervised is how each process test runs: the server started directly,
-// and under the packs supervisor (the test binary is one, as toolgate is).
+// and contained (package contain), as the gateway runs it.
 var supervised = []struct {
-	name       string
-	supervisor string
-}{{"direct", ""}, {"supervised", supervisor.Default}}
+	name    string
+	contain *contain.Manager
+}{{"direct", nil}, {"contained", testContain}}
 
 // TestStdioExit: a server that exits ends the connection with its exit
 // status and the last line of its stderr; writes fail after.
@@ -74,7 +75,7 @@ func TestStdioExit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := tinyConfig("tiny")
-			cfg.Supervisor = tt.supervisor
+			cfg.Contain = tt.contain
 			c := dialConfig(t, cfg)
 			_ = c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crash"}}`), []byte("1"))
 			<-c.Done()
@@ -115,7 +116,7 @@ func TestStdioCloseKills(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := tinyConfig("tiny", "TG_TINY_IGNORE_EOF=1")
-			cfg.Supervisor = tt.supervisor
+			cfg.Contain = tt.contain
 			c := dialConfig(t, cfg)
 			pid := serverPID(t, c)
 			start := time.Now()
@@ -133,24 +134,26 @@ func TestStdioCloseKills(t *testing.T) {
 	}
 }
 
-// TestStdioSupervisorOutlivesNoGateway: when the gateway dies — its end of
-// the control pipe closes, as the kernel closes it for a killed process —
-// the supervisor stops a server that reads nothing and so never sees its
-// stdin end.
-func TestStdioSupervisorOutlivesNoGateway(t *testing.T) {
+// TestStdioContainedOutlivesNoGateway: when the gateway dies — its end of
+// the containment watcher's pipe closes, as the kernel closes it for a
+// killed process — the watcher stops a server that reads nothing and so
+// never sees its stdin end.
+func TestStdioContainedOutlivesNoGateway(t *testing.T) {
 	t.Parallel()
 	cfg := tinyConfig("tiny", "TG_TINY_NOREAD=1")
-	cfg.Supervisor = supervisor.Default
+	m := contain.New(contain.Options{})
+	cfg.Contain = m
 	c := dialConfig(t, cfg)
 	server := onlyChild(t, c.cmd.Process.Pid)
-	c.ctl.Close()
+	m.Close()
 	select {
 	case <-c.exited:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the supervisor did not stop the server when its gateway went")
+		t.Fatal("the watcher did not stop the server when its gateway went")
 	}
-	if err := syscall.Kill(server, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("server %d outlived its gateway: %v", server, err)
+	// Killed with its helper, its zombie is init's to reap.
+	if st, ok := supervisor.ReadStat(server); ok && st.Running() {
+		t.Errorf("server %d outlived its gateway: state %c", server, st.State)
 	}
 }
 
@@ -176,7 +179,7 @@ func serverPID(t *testing.T, c *stdioConn) int {
 }
 
 // onlyChild polls /proc (a condition with a deadline) for the one child
-// of pid: the server a supervisor started.
+// of pid: the server a helper started.
 func onlyChild(t *testing.T, pid int) int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

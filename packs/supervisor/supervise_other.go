@@ -7,13 +7,11 @@ import (
 	"os"
 )
 
-// Default is empty where there is no supervisor (it needs Linux's
-// PR_SET_CHILD_SUBREAPER and /proc).
-const Default = ""
-
-func superviseMain([]string) int {
-	fmt.Fprintln(os.Stderr, "toolgate supervisor: not available on this operating system")
+func unavailable() int {
+	fmt.Fprintln(os.Stderr, "toolgate: process containment is not available on this operating system")
 	return 125
 }
 
-func limitExecMain([]string) int { return superviseMain(nil) }
+func helperMain([]string) int    { return unavailable() }
+func limitExecMain([]string) int { return unavailable() }
+func watchMain([]string) int     { return unavailable() }

@@ -1,0 +1,213 @@
+//go:build linux
+
+package contain
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/toolgate/toolgate/packs/supervisor"
+)
+
+// Tree is one contained command: its helper (the process the caller
+// started and waits for), the command and everything below them.
+type Tree struct {
+	m       *Manager
+	pid     int    // the helper
+	cgroup  string // its cgroup directory; "" in session mode
+	program string
+	report  *os.File
+	exit    *Exit
+	once    sync.Once
+}
+
+// Pid is the helper's process id: the session, and the process group,
+// the command starts in.
+func (t *Tree) Pid() int { return t.pid }
+
+// member is one running process of a tree.
+type member struct{ pid, pgid int }
+
+// members lists the tree's running processes, the helper included.
+func (t *Tree) members() []member {
+	if t.cgroup != "" {
+		return cgroupMembers(t.cgroup)
+	}
+	snap := supervisor.Snapshot()
+	roots := map[int]bool{}
+	for _, p := range snap {
+		if p.Running() && (p.SID == t.pid || p.PID == t.pid) {
+			roots[p.PID] = true
+		}
+	}
+	var out []member
+	for _, p := range snap {
+		if roots[p.PID] {
+			out = append(out, member{p.PID, p.PGID})
+		}
+	}
+	for _, p := range supervisor.Below(snap, roots) {
+		if p.Running() {
+			out = append(out, member{p.PID, p.PGID})
+		}
+	}
+	return out
+}
+
+// cgroupMembers reads the processes of cgroup dir (cgroup.procs leaves
+// zombies out) and their process groups.
+func cgroupMembers(dir string) []member {
+	b, err := os.ReadFile(dir + "/cgroup.procs")
+	if err != nil {
+		return nil
+	}
+	var out []member
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		m := member{pid: pid, pgid: pid}
+		if st, ok := supervisor.ReadStat(pid); ok {
+			m.pgid = st.PGID
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Stop ends the tree: every process but the helper gets SIGTERM (new ones
+// too, as they appear), up to grace passes for the tree to empty — the
+// helper reports and exits once the command has — and then everything
+// left, the helper included, is killed with SIGKILL. It returns once no
+// process of the tree runs (their zombies may wait for a parent to reap
+// them). A tree that is already empty returns at once.
+func (t *Tree) Stop(grace time.Duration) Stopped {
+	start := time.Now()
+	var st Stopped
+	seen := map[int]bool{}
+	term := func(ms []member) {
+		for _, p := range ms {
+			if p.pid == t.pid || seen[p.pid] {
+				continue
+			}
+			seen[p.pid] = true
+			st.Killed++
+			if p.pgid != t.pid {
+				st.Outside++
+			}
+			_ = syscall.Kill(p.pid, syscall.SIGTERM)
+		}
+	}
+	ms := t.sweepOrphans(t.members())
+	if len(ms) == 0 {
+		return st
+	}
+	term(ms)
+	deadline := start.Add(grace)
+	for len(ms) > 0 && time.Now().Before(deadline) {
+		time.Sleep(pollInterval)
+		ms = t.sweepOrphans(t.members())
+		term(ms)
+	}
+	if len(ms) > 0 {
+		st.Forced = true
+		giveUp := time.Now().Add(killWait)
+		for len(ms) > 0 && time.Now().Before(giveUp) {
+			t.kill(ms)
+			time.Sleep(pollInterval)
+			ms = t.sweepOrphans(t.members())
+		}
+		if len(ms) > 0 {
+			t.m.opts.Log.Error("processes of a stopped command survived SIGKILL", "pids", fmt.Sprint(ms))
+		}
+	}
+	st.Cleanup = time.Since(start)
+	return st
+}
+
+// sweepOrphans, in session mode with a subreaper, kills the processes
+// orphaned to this process (a tree that lost its parent link: a command
+// that killed its helper, a double fork) and adds those still dying to
+// ms, so that Stop returns only once they are gone too. They are killed
+// whichever tree they came from.
+func (t *Tree) sweepOrphans(ms []member) []member {
+	if t.m.subreaper {
+		ms = append(ms, t.m.killOrphans()...)
+	}
+	return ms
+}
+
+// Kill sends SIGKILL to every process of the tree now, without waiting.
+func (t *Tree) Kill() {
+	t.kill(t.members())
+}
+
+func (t *Tree) kill(ms []member) {
+	if t.cgroup != "" {
+		_ = os.WriteFile(t.cgroup+"/cgroup.kill", []byte("1"), 0)
+		return
+	}
+	for _, p := range ms {
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+}
+
+// Exit reads how the command ended from the helper's report. Call it once
+// the helper has been reaped (after cmd.Wait); later calls return the
+// same.
+func (t *Tree) Exit() Exit {
+	if t.exit != nil {
+		return *t.exit
+	}
+	var e Exit
+	b, _ := io.ReadAll(io.LimitReader(t.report, 16*supervisor.RecordSize))
+	for ; len(b) >= supervisor.RecordSize; b = b[supervisor.RecordSize:] {
+		tag, v := binary.LittleEndian.Uint32(b[:4]), binary.LittleEndian.Uint32(b[4:8])
+		switch tag {
+		case supervisor.RecordStatus:
+			if e.StartErr == nil {
+				e.Reported, e.Status = true, syscall.WaitStatus(v)
+			}
+		case supervisor.RecordExecFailed:
+			e.StartErr = fmt.Errorf("executing %s: %w", t.program, syscall.Errno(v))
+		case supervisor.RecordLimitFailed:
+			e.StartErr = fmt.Errorf("setting max_memory (RLIMIT_AS): %w", syscall.Errno(v))
+		case supervisor.RecordWaitFailed:
+			e.StartErr = fmt.Errorf("the helper could not wait for the command: %w", syscall.Errno(v))
+		}
+	}
+	if e.StartErr != nil {
+		e.Reported = false
+	}
+	t.exit = &e
+	return e
+}
+
+// Release frees what the tree held (its report pipe, its cgroup, its
+// registration). Call it after Stop and once the helper was reaped.
+func (t *Tree) Release() {
+	t.once.Do(func() {
+		t.report.Close()
+		if t.cgroup == "" {
+			t.m.unregister(t.pid)
+			return
+		}
+		for i := 0; ; i++ {
+			err := syscall.Rmdir(t.cgroup)
+			if err == nil || err == syscall.ENOENT || i == 100 {
+				return
+			}
+			// Busy: a process still exiting; kill it and look again.
+			_ = os.WriteFile(t.cgroup+"/cgroup.kill", []byte("1"), 0)
+			time.Sleep(pollInterval)
+		}
+	})
+}
