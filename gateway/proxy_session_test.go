@@ -13,9 +13,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
-// childPIDs lists this process's live children (Linux /proc).
+// childPIDs lists this process's live children but the containment
+// watcher (Linux /proc).
 func childPIDs(t *testing.T) []string {
 	t.Helper()
 	var out []string
@@ -33,11 +36,19 @@ func childPIDs(t *testing.T) []string {
 		}
 		var state string
 		var ppid int
-		if _, err := fmt.Sscanf(s[i+1:], " %s %d", &state, &ppid); err == nil && ppid == self && state != "Z" {
+		if _, err := fmt.Sscanf(s[i+1:], " %s %d", &state, &ppid); err == nil && ppid == self && state != "Z" && !isWatcher(e.Name()) {
 			out = append(out, e.Name())
 		}
 	}
 	return out
+}
+
+// isWatcher reports whether pid is the containment watcher, the one child
+// a gateway keeps for its whole life (packs/contain): not a server.
+func isWatcher(pid string) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+	arg0, _, _ := strings.Cut(string(b), "\x00")
+	return err == nil && arg0 == supervisor.WatchArg0
 }
 
 // TestProxyNoLeaks opens and closes 200 client sessions to a stdio server
