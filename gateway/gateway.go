@@ -91,6 +91,8 @@ type Gateway struct {
 	proxy     *proxy
 	approvals *approvals.Broker
 	endpoints sync.Map // endpointKey → *mcpserve.Endpoint
+	// streams caps the long-lived client streams (gateway.streams).
+	streams *mcpserve.StreamCaps
 	taskRuns  sync.Map // task id → context.CancelFunc of its resumed call
 	version   string
 
@@ -150,6 +152,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		log:        redact.Logger(opts.Logger, runner.Redactor()),
 		getenv:     opts.Getenv,
 		watchEvery: opts.WatchEvery,
+		streams:    mcpserve.NewStreamCaps(ws.Gateway.Streams.MaxPerAgentOrDefault(), ws.Gateway.Streams.MaxTotalOrDefault()),
 	}
 	tokens := g.agentTokens(ws)
 	if g.auth, err = g.newAuthenticator(ws, tokens); err != nil {

@@ -49,6 +49,7 @@ func restartOnly(boot, next *workspace.Workspace) []string {
 	check("gateway.max_body", b.MaxBodyBytes, n.MaxBodyBytes)
 	check("gateway.body_timeout", b.BodyTimeout, n.BodyTimeout)
 	check("gateway.sessions", b.Sessions, n.Sessions)
+	check("gateway.streams", b.Streams, n.Streams)
 	check("gateway.identity", b.Identity, n.Identity)
 	check("gateway.metrics", b.Metrics, n.Metrics)
 	check("gateway.approvals.ttl", b.Approvals.TTL, n.Approvals.TTL)

@@ -33,6 +33,7 @@ func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mc
 	opts := mcpserve.Options{
 		IdleTTL:     sessions.IdleTTLOrDefault(),
 		MaxSessions: sessions.MaxPerAgentOrDefault(),
+		Streams:     g.streams.For(agent),
 		Logger:      g.log.With("surface", surfaceID, "agent", agent),
 	}
 	if ps := g.proxy.server(surfaceID); ps != nil {

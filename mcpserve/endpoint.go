@@ -38,6 +38,11 @@ type Options struct {
 	IdleTTL time.Duration
 	// MaxSessions bounds the open sessions of the endpoint (0: no bound).
 	MaxSessions int
+	// Streams reserves each long-lived stream (subscriptions/listen, a GET
+	// SSE stream) against the agent's and the process's caps
+	// (StreamCaps.For); nil: unbounded. A stream over a cap is refused
+	// with the cap named; its slot is given back when either side ends it.
+	Streams StreamSlots
 	// ResumeGrace is how long a request whose client went away from its
 	// resumable SSE stream waits to be resumed before it is cancelled
 	// (0: DefaultResumeGrace).

@@ -62,6 +62,16 @@ func (e *Endpoint) modernPost(w http.ResponseWriter, r *http.Request, m *jsonrpc
 		writeRPCError(w, http.StatusNotFound, id, jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method+" was removed in protocol version "+mcpwire.Modern)
 		return
 	}
+	if isStream(m.Method) {
+		release, err := e.opts.Streams.take()
+		if err != nil {
+			writeRPCError(w, http.StatusTooManyRequests, id, jsonrpc.CodeInvalidRequest, err.Error())
+			return
+		}
+		// Serve returns when either side ends the stream: the client
+		// (its request's context) or the server (its answer).
+		defer release()
+	}
 	dw := &directWriter{w: w, accept: accepts(r, "text/event-stream")}
 	dw.flusher, _ = w.(http.Flusher)
 	e.opts.Modern.Serve(mcpwire.WithStreamHints(r.Context(), dw), m, req, dw)

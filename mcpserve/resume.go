@@ -119,6 +119,12 @@ func (e *Endpoint) getStream(w http.ResponseWriter, r *http.Request) {
 	if hs == nil {
 		return
 	}
+	release, err := e.opts.Streams.take()
+	if err != nil {
+		writeRPCError(w, http.StatusTooManyRequests, nil, jsonrpc.CodeInvalidRequest, err.Error())
+		return
+	}
+	defer release()
 	after, resume := int64(0), false
 	if last := r.Header.Get(mcpwire.HeaderLastEventID); last != "" {
 		// An id toolgate did not issue is ignored, as the header allows.

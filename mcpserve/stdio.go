@@ -165,11 +165,20 @@ func serveStdioModern(ctx context.Context, opts Options, reqs *mcpwire.Requests,
 		up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method+" was removed in protocol version "+mcpwire.Modern), nil, false)
 		return
 	}
+	release := func() {}
+	if isStream(m.Method) {
+		var err error
+		if release, err = opts.Streams.take(); err != nil {
+			up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidRequest, err.Error()), nil, false)
+			return
+		}
+	}
 	rctx, done := reqs.Start(ctx, ctx, m.ID)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer done()
+		defer release()
 		h.Serve(rctx, m, req, up)
 	}()
 }

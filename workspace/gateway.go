@@ -18,6 +18,13 @@ const (
 	// DefaultSessionsPerAgent is how many MCP sessions one agent may hold
 	// open on one surface.
 	DefaultSessionsPerAgent = 16
+	// DefaultStreamsPerAgent is how many long-lived streams (2026-07-28
+	// subscriptions/listen, 2025 GET SSE streams) one agent may hold open
+	// across all surfaces.
+	DefaultStreamsPerAgent = 16
+	// DefaultStreamsTotal is how many long-lived streams the process holds
+	// open for all agents together.
+	DefaultStreamsTotal = 1024
 	// DefaultSessionIdleTTL is how long an idle MCP session stays open.
 	DefaultSessionIdleTTL = 5 * time.Minute
 	// DefaultBodyTimeout is the read deadline for a whole HTTP request body.
@@ -63,6 +70,23 @@ type Sessions struct {
 	// IdleTTL closes a session idle this long; zero means
 	// DefaultSessionIdleTTL.
 	IdleTTL Duration `yaml:"idle_ttl"`
+}
+
+// Streams bounds the long-lived streams clients hold open (DESIGN §8): a
+// 2026-07-28 subscriptions/listen and a 2025 GET (SSE) stream each hold a
+// connection and a goroutine until a side closes it, so one agent cannot
+// open them without end. They have their own cap, not the sessions one:
+// a 2026-07-28 client has no session to count them against, and a 2025
+// session may hold none; and the cap is the agent's across surfaces (a
+// stream is a connection of this process whatever surface it is on).
+type Streams struct {
+	Pos Pos
+	// MaxPerAgent caps one agent's open streams, all surfaces together;
+	// zero means DefaultStreamsPerAgent.
+	MaxPerAgent Count `yaml:"max_per_agent"`
+	// MaxTotal caps the open streams of every agent together in this
+	// process; zero means DefaultStreamsTotal.
+	MaxTotal Count `yaml:"max_total"`
 }
 
 // Identity declares how agents may authenticate besides per-agent bearer
@@ -114,6 +138,16 @@ func (a Approvals) MaxPendingOrDefault() int {
 // MaxPerAgentOrDefault is the cap on one agent's open sessions per surface.
 func (s Sessions) MaxPerAgentOrDefault() int {
 	return s.MaxPerAgent.OrDefault(DefaultSessionsPerAgent)
+}
+
+// MaxPerAgentOrDefault is the cap on one agent's open streams.
+func (s Streams) MaxPerAgentOrDefault() int {
+	return s.MaxPerAgent.OrDefault(DefaultStreamsPerAgent)
+}
+
+// MaxTotalOrDefault is the cap on the process's open streams.
+func (s Streams) MaxTotalOrDefault() int {
+	return s.MaxTotal.OrDefault(DefaultStreamsTotal)
 }
 
 // IdleTTLOrDefault is how long an idle session stays open.

@@ -35,6 +35,10 @@ func TestGatewayDefaults(t *testing.T) {
 		{"max_pending default", sg.Approvals.MaxPendingOrDefault(), DefaultMaxPending},
 		{"max_per_agent declared", dg.Sessions.MaxPerAgentOrDefault(), 4},
 		{"max_per_agent default", sg.Sessions.MaxPerAgentOrDefault(), DefaultSessionsPerAgent},
+		{"streams max_per_agent declared", dg.Streams.MaxPerAgentOrDefault(), 4},
+		{"streams max_per_agent default", sg.Streams.MaxPerAgentOrDefault(), DefaultStreamsPerAgent},
+		{"streams max_total declared", dg.Streams.MaxTotalOrDefault(), 64},
+		{"streams max_total default", sg.Streams.MaxTotalOrDefault(), DefaultStreamsTotal},
 		{"idle_ttl declared", sg.Sessions.IdleTTLOrDefault(), time.Hour},
 		{"idle_ttl default", bg.Sessions.IdleTTLOrDefault(), DefaultSessionIdleTTL},
 		{"body_timeout declared", dg.BodyTimeoutOrDefault(), 15 * time.Second},
@@ -56,11 +60,11 @@ func TestGatewayDefaults(t *testing.T) {
 		{"max_memory", jq.MaxMemory, ByteSize(512 << 20)},
 		{"max_memory_overrides", jq.MaxMemoryOverrides["run"], ByteSize(1 << 30)},
 		{"program", fmt.Sprint(jq.Commands[0].Program), "[filter]"},
-		{"program pos", jq.Commands[0].ProgramPos[0].Line, 47},
+		{"program pos", jq.Commands[0].ProgramPos[0].Line, 50},
 		{"bundled max_memory overrides the bundle", bundledPack.MaxMemory, ByteSize(256 << 20)},
 		{"bundled max_memory_overrides kept", bundledPack.MaxMemoryOverrides["query"], ByteSize(1 << 30)},
 		{"bundled commands still from the bundle", bundledPack.Bundled && len(bundledPack.Commands) == 4, true},
-		{"bundled override key pos", bundledPack.KeyPos["max_memory_overrides.query"].Line, 35},
+		{"bundled override key pos", bundledPack.KeyPos["max_memory_overrides.query"].Line, 38},
 	}
 	for _, c := range checks {
 		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {

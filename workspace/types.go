@@ -81,6 +81,8 @@ type Gateway struct {
 	State State `yaml:"state"`
 	// Sessions bounds the MCP sessions each agent may hold open.
 	Sessions Sessions `yaml:"sessions"`
+	// Streams bounds the long-lived streams (subscriptions/listen, GET).
+	Streams Streams `yaml:"streams"`
 	// BodyTimeout is the read deadline for a whole HTTP request body, so a
 	// slow client cannot hold a connection open; zero means
 	// DefaultBodyTimeout (see BodyTimeoutOrDefault).
