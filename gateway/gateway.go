@@ -92,9 +92,9 @@ type Gateway struct {
 	approvals *approvals.Broker
 	endpoints sync.Map // endpointKey → *mcpserve.Endpoint
 	// streams caps the long-lived client streams (gateway.streams).
-	streams *mcpserve.StreamCaps
-	taskRuns  sync.Map // task id → context.CancelFunc of its resumed call
-	version   string
+	streams  *mcpserve.StreamCaps
+	taskRuns sync.Map // task id → context.CancelFunc of its resumed call
+	version  string
 
 	reloads    reloader
 	watchEvery time.Duration
