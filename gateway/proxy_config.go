@@ -12,14 +12,11 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpproxy/transport"
 	"github.com/toolgate/toolgate/packs/contain"
 	"github.com/toolgate/toolgate/workspace"
 )
-
-// listRetry is how soon a failed tools/list of a server is tried again
-// when clients keep arriving.
-const listRetry = 5 * time.Second
 
 // proxy serves the workspace's MCP servers: one surface per server, each
 // shown to each agent through its own endpoint.
@@ -38,7 +35,7 @@ type proxyServer struct {
 
 	mu       sync.Mutex
 	listed   bool
-	lastTry  time.Time
+	lister   mcpproxy.Lister
 	listErr  error
 	tools    []toolEntry
 	toolsIdx map[string]int

@@ -110,6 +110,7 @@ func (p *proxy) close() {
 		return
 	}
 	for _, ps := range p.servers {
+		ps.lister.Close()
 		ps.closeForwarders()
 	}
 }

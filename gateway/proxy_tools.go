@@ -85,15 +85,20 @@ func sameTool(a, b grantcheck.ToolInfo) bool {
 
 // ensureListed enumerates the server's tools once (a short-lived session
 // of the gateway's own), so that server: grants cover something before the
-// first client lists. A failure is retried at most every listRetry.
+// first client lists. The first attempt is waited for; a failure is
+// retried in the background with backoff (mcpproxy.Lister), so no request
+// waits on a server that cannot be listed.
 func (g *Gateway) ensureListed(ctx context.Context, ps *proxyServer) {
 	ps.mu.Lock()
-	if ps.listed || time.Since(ps.lastTry) < listRetry && !ps.lastTry.IsZero() {
-		ps.mu.Unlock()
-		return
-	}
-	ps.lastTry = time.Now()
+	listed := ps.listed
 	ps.mu.Unlock()
+	if !listed {
+		ps.lister.Ensure(ctx, func(ctx context.Context) error { return g.listServer(ctx, ps) })
+	}
+}
+
+// listServer is one attempt of ensureListed.
+func (g *Gateway) listServer(ctx context.Context, ps *proxyServer) error {
 	lctx, cancel := context.WithTimeout(ctx, ps.cfg.Timeout+30*time.Second)
 	defer cancel()
 	cfg, _, err := g.eraConfig(lctx, ps)
@@ -102,7 +107,7 @@ func (g *Gateway) ensureListed(ctx context.Context, ps *proxyServer) {
 		ps.listErr = err
 		ps.mu.Unlock()
 		g.log.Warn("could not reach an MCP server; server: grants cover nothing until it answers", "server", ps.id, "err", err)
-		return
+		return err
 	}
 	raws, err := mcpproxy.ListTools(lctx, cfg, g.clientInfo())
 	g.downstreamUp(ps.id, err)
@@ -111,9 +116,10 @@ func (g *Gateway) ensureListed(ctx context.Context, ps *proxyServer) {
 		ps.listErr = err
 		ps.mu.Unlock()
 		g.log.Warn("could not list an MCP server's tools; server: grants cover nothing until it answers", "server", ps.id, "err", err)
-		return
+		return err
 	}
 	g.setServerTools(ps, raws, true)
+	return nil
 }
 
 // setServerTools records a listing (replace: the whole list; else one page

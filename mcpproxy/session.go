@@ -387,14 +387,22 @@ func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID js
 
 	wireID := json.RawMessage(jsonrpc.IntID(id))
 	out := (&jsonrpc.Message{ID: wireID, Method: m.Method, Params: m.Params}).Encode()
-	// The request's context ends when the wait does, whatever ends it: a
-	// stateless server's POST is the request's lifetime (ending it cancels
-	// the request), and a session's polling of a closed stream stops.
-	ctx, cancel := context.WithCancel(ctx)
+	// The timeout bounds the whole round trip, the send included: a
+	// server that stopped reading (a full stdin pipe, an HTTP server that
+	// never takes the body) costs the call its timeout, not the write's
+	// bound and then the timeout again. The request's context ends when the
+	// wait does, whatever ends it: a stateless server's POST is the
+	// request's lifetime (ending it cancels the request), and a session's
+	// polling of a closed stream stops.
+	parent := ctx
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	closing := false
 	if c, ok := conn.(interface{ CancelsByClosing() bool }); ok && c.CancelsByClosing() {
 		closing = true
+	}
+	timedOut := func() reply {
+		return reply{err: fmt.Errorf("server %q did not answer %s within %s (its timeout); the request was cancelled", s.cfg.ID, m.Method, timeout)}
 	}
 	if err := conn.Send(ctx, out, wireID); err != nil {
 		s.drop(id)
@@ -405,25 +413,27 @@ func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID js
 			return r
 		default:
 		}
+		if parent.Err() == nil && ctx.Err() != nil {
+			return timedOut()
+		}
 		return reply{err: fmt.Errorf("server %q: %w", s.cfg.ID, err)}
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	select {
 	case r := <-p.ch:
 		return r
-	case <-timer.C:
-		s.drop(id)
-		if !closing {
-			s.cancelDownstream(conn, wireID, "timed out")
-		}
-		return reply{err: fmt.Errorf("server %q did not answer %s within %s (its timeout); the request was cancelled", s.cfg.ID, m.Method, timeout)}
 	case <-ctx.Done():
 		s.drop(id)
-		if !closing {
-			s.cancelDownstream(conn, wireID, "cancelled")
+		reason := "cancelled"
+		if parent.Err() == nil {
+			reason = "timed out"
 		}
-		return reply{err: fmt.Errorf("%s to server %q: %w", m.Method, s.cfg.ID, ctx.Err())}
+		if !closing {
+			s.cancelDownstream(conn, wireID, reason)
+		}
+		if parent.Err() == nil {
+			return timedOut()
+		}
+		return reply{err: fmt.Errorf("%s to server %q: %w", m.Method, s.cfg.ID, parent.Err())}
 	}
 }
 

@@ -66,6 +66,7 @@ type Endpoint struct {
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	starting int // sessions being started, counted against MaxSessions
+	stopping int // sessions ended by DELETE still stopping, counted too
 	closed   bool
 	janitor  chan struct{}
 	wg       sync.WaitGroup
@@ -132,15 +133,12 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if hs == nil {
 			return
 		}
-		// The client has its answer first: ending the session may take
+		// The client has its answer at once: ending the session may take
 		// seconds (a stdio server that will not exit gets its grace
 		// period, SIGTERM, then SIGKILL), and that is not its to wait for.
+		e.endBehind(hs)
 		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusOK)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-		e.end(hs)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

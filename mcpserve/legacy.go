@@ -219,6 +219,32 @@ func (e *Endpoint) end(hs *httpSession) {
 	})
 }
 
+// endBehind ends a session its client deleted without making the client
+// wait: the session id is gone at once, and the session (its downstream
+// server's stop: stdin closed, grace, SIGTERM, SIGKILL, reaped) ends in
+// the background, bounded, and counted against MaxSessions until it has,
+// so that deleting and opening sessions in a loop cannot pile up servers
+// that are still stopping. Close waits for it.
+func (e *Endpoint) endBehind(hs *httpSession) {
+	e.mu.Lock()
+	if e.closed || e.sessions[hs.id] != hs {
+		e.mu.Unlock()
+		e.end(hs) // ended already, or Close is ending everything
+		return
+	}
+	delete(e.sessions, hs.id)
+	e.stopping++
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		e.end(hs)
+		e.mu.Lock()
+		e.stopping--
+		e.mu.Unlock()
+	}()
+}
+
 func (e *Endpoint) startJanitor() {
 	if e.opts.IdleTTL <= 0 || e.janitor != nil {
 		return
@@ -391,7 +417,7 @@ func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *jsonrpc.Mes
 	// The cap is taken before the session starts (a stdio server's process
 	// starts with it), so a flood of initializes costs nothing past it.
 	e.mu.Lock()
-	if max := e.opts.MaxSessions; max > 0 && len(e.sessions)+e.starting >= max {
+	if max := e.opts.MaxSessions; max > 0 && len(e.sessions)+e.starting+e.stopping >= max {
 		e.mu.Unlock()
 		writeRPCError(w, http.StatusTooManyRequests, m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 			"too many open sessions for this agent on this surface (%d, gateway.sessions.max_per_agent): end one (HTTP DELETE) or let idle ones expire", max))

@@ -35,13 +35,16 @@ func TestSessionLifecycle(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("DELETE: %v %v", resp, err)
 	}
-	s := te.session(0)
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if !closed || te.e.Sessions() != 0 {
-		t.Errorf("after DELETE: session closed %v, %d open", closed, te.e.Sessions())
+	if te.e.Sessions() != 0 {
+		t.Errorf("after DELETE: %d open", te.e.Sessions())
 	}
+	// The session ends behind the answer.
+	s := te.session(0)
+	waitFor(t, "the deleted session closed", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.closed
+	})
 	resp = post(t, context.Background(), te.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", sid)
 	if readAll(t, resp); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("after DELETE: %s", resp.Status)
@@ -70,6 +73,18 @@ func TestSessionCap(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatal(resp, err)
 	}
+	// Its place is free once it has stopped (it is counted until then).
+	waitFor(t, "the deleted session closed", func() bool {
+		s := te.session(0)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.closed
+	})
+	waitFor(t, "the deleted session's place", func() bool {
+		te.e.mu.Lock()
+		defer te.e.mu.Unlock()
+		return te.e.stopping == 0
+	})
 	initialize(t, te.url, "2025-11-25")
 }
 

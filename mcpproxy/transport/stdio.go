@@ -38,8 +38,10 @@ type stdioConn struct {
 	// in is the write end of the server's stdin pipe, with write
 	// deadlines: a server that stops reading cannot hold a writer (or
 	// Close) past the bound.
-	in   *os.File
-	wmu  sync.Mutex
+	in *os.File
+	// wsem is held by the one write in progress; a sender waits for it
+	// no longer than its own deadline.
+	wsem chan struct{}
 	recv chan Incoming
 	done chan struct{}
 	err  error
@@ -81,7 +83,7 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 		in.Close()
 		return nil, fmt.Errorf("start server %q (%s): %w", cfg.ID, cfg.Command[0], err)
 	}
-	c := &stdioConn{cfg: cfg, cmd: cmd, tree: tree, in: in, recv: make(chan Incoming, 64), done: make(chan struct{}), exited: make(chan struct{})}
+	c := &stdioConn{cfg: cfg, cmd: cmd, tree: tree, in: in, wsem: make(chan struct{}, 1), recv: make(chan Incoming, 64), done: make(chan struct{}), exited: make(chan struct{})}
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); c.readStderr(errPipe) }()
@@ -183,14 +185,24 @@ func (c *stdioConn) stderrNote() string {
 	return " (stderr: " + t + ")"
 }
 
-func (c *stdioConn) Send(_ context.Context, msg []byte, _ json.RawMessage) error {
+// Send writes msg as one line. It is bounded by ctx's deadline (the
+// request's timeout) and by the write bound, whichever comes first, the
+// wait for another sender's write included: a server that stopped reading
+// costs each caller its own bound, never the sum of everyone's.
+func (c *stdioConn) Send(ctx context.Context, msg []byte, _ json.RawMessage) error {
 	select {
 	case <-c.done:
 		return c.err
 	default:
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	select {
+	case c.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("write to server %q: another write is stuck (the server is not reading its input): %w", c.cfg.ID, ctx.Err())
+	case <-c.done:
+		return c.err
+	}
+	defer func() { <-c.wsem }()
 	buf := make([]byte, 0, len(msg)+1)
 	if bytes.ContainsAny(msg, "\r\n") {
 		// A client's message may hold line breaks between tokens, which
@@ -201,12 +213,18 @@ func (c *stdioConn) Send(_ context.Context, msg []byte, _ json.RawMessage) error
 		}
 	}
 	buf = append(append(buf, msg...), '\n')
-	_ = c.in.SetWriteDeadline(time.Now().Add(c.writeTimeout()))
+	bound := c.writeTimeout()
+	deadline := time.Now().Add(bound)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline, bound = d, time.Until(d).Round(time.Millisecond)
+	}
+	_ = c.in.SetWriteDeadline(deadline)
 	if _, err := c.in.Write(buf); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			// The server stopped reading: it cannot be talked to any more.
+			// The server stopped reading: it cannot be talked to any more
+			// (and a line cut short would garble the next one).
 			c.kill()
-			return fmt.Errorf("server %q stopped reading its input (a write did not finish within %s); it was stopped", c.cfg.ID, c.writeTimeout())
+			return fmt.Errorf("server %q stopped reading its input (a write did not finish within %s); it was stopped", c.cfg.ID, bound)
 		}
 		return fmt.Errorf("write to server %q: %w", c.cfg.ID, err)
 	}
@@ -233,7 +251,7 @@ func (c *stdioConn) Close() error {
 			for range c.recv {
 			}
 		}()
-		// Not under wmu: closing unblocks a write stuck on a full pipe.
+		// Not under wsem: closing unblocks a write stuck on a full pipe.
 		_ = c.in.Close()
 		select {
 		case <-c.exited:

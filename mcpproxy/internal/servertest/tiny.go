@@ -56,8 +56,9 @@ func TinyEnv(env ...string) []string {
 // echo, crash, hang, cancelled, big, garbage, progress, ask, changed, pid,
 // state, rpcerror, slow. TG_TINY_TOOLS sets how many extra tools
 // tools/list pages through (two a page); TG_TINY_MODERN answers
-// server/discover; TG_TINY_NOREAD never reads stdin; TG_TINY_IGNORE_EOF
-// outlives the end of its stdin.
+// server/discover; TG_TINY_NOREAD never reads stdin;
+// TG_TINY_HANG_AFTER_INIT answers initialize, then reads nothing more;
+// TG_TINY_IGNORE_EOF outlives the end of its stdin.
 func tinyServer() {
 	if f := os.Getenv("TG_TINY_FAIL_IF"); f != "" {
 		if _, err := os.Stat(f); err == nil {
@@ -237,6 +238,12 @@ func tinyServer() {
 				ch <- m.Result
 			}
 			continue
+		}
+		if m.Method == "initialize" && os.Getenv("TG_TINY_HANG_AFTER_INIT") == "1" {
+			// Alive, answering nothing more and reading nothing more: its
+			// stdin fills up, and its end does not reach it.
+			handle(m)
+			time.Sleep(time.Hour)
 		}
 		go handle(m)
 	}
