@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -32,6 +33,19 @@ type Options struct {
 	// OnCommit, when set, is told the duration and size of every group
 	// commit (the gateway's metrics); it must not block.
 	OnCommit func(d time.Duration, events int)
+	// OnHead, when set, is told the chain's head (seq, hash): after every
+	// commit with anchored false, and with anchored true each time the
+	// head is logged for anchoring (see Logger). It must not block.
+	OnHead func(head Anchor, anchored bool)
+	// Logger, when set, logs the chain's head ("audit chain head", with
+	// the SEQ:HASH that `audit verify --head` takes) at open, at each
+	// checkpoint, at close and, when no SigningKey makes checkpoints, at
+	// most HeadLogEvery after it moved: so an outside system can anchor
+	// it and a cut or rewritten tail shows.
+	Logger *slog.Logger
+	// HeadLogEvery bounds how stale the logged head may get without
+	// checkpoints (default DefaultHeadLogEvery).
+	HeadLogEvery time.Duration
 }
 
 // Log appends events to one audit file. It is safe for concurrent use by
@@ -48,6 +62,7 @@ type Log struct {
 	fsync  bool
 	signer *Signer
 	batch  *Batcher
+	heads  *HeadAnnouncer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -71,12 +86,14 @@ func Open(path string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w (check gateway.audit.path: its directory must exist and be writable)", err)
 	}
-	l := &Log{path: path, fsync: opts.Fsync, signer: NewSigner(opts.SigningKey, opts.CheckpointEvery), f: f, size: -1}
+	l := &Log{path: path, fsync: opts.Fsync, signer: NewSigner(opts.SigningKey, opts.CheckpointEvery), f: f, size: -1,
+		heads: NewHeadAnnouncer(opts)}
 	l.batch = NewBatcher(ObserveCommit(l.commit, opts.OnCommit))
 	if err := l.prime(); err != nil {
 		f.Close()
 		return nil, err
 	}
+	l.heads.Opened(l.head)
 	return l, nil
 }
 
@@ -156,6 +173,7 @@ func (l *Log) writeLocked(size int64, evs []*Event) ([]error, error) {
 	for _, ln := range lines {
 		ln.Event.Hash = ln.Hash
 	}
+	l.heads.Committed(lines, next)
 	return errs, nil
 }
 
@@ -165,6 +183,7 @@ func (l *Log) Close() error {
 	l.closeOnce.Do(func() {
 		l.batch.Close()
 		cerr := l.closeCheckpoint()
+		l.heads.Close()
 		l.closeErr = errors.Join(cerr, l.f.Close())
 	})
 	return l.closeErr
@@ -197,6 +216,7 @@ func (l *Log) closeCheckpoint() error {
 		return fmt.Errorf("closing checkpoint: %w", err)
 	}
 	l.size, l.head = size+int64(len(cp.Bytes)), Head{Seq: cp.Event.Seq, Hash: cp.Hash, Sealed: true}
+	l.heads.Committed([]Line{cp}, l.head)
 	return nil
 }
 

@@ -33,6 +33,10 @@ type Report struct {
 	// VerifyOptions.PreviousKeys (a key rotated out); they are not counted
 	// in Checkpoints and cover nothing.
 	PreviousKeyCheckpoints int
+	// Anchored is set when VerifyOptions.Head was given and the chain holds
+	// it; AfterAnchor counts the events after it, which it does not cover.
+	Anchored    bool
+	AfterAnchor int
 	// Unfinished lists allowed decisions that no outcome event (Of) follows:
 	// the gateway stopped during the call, or the call is still running.
 	// A finding for people to look at, not a broken chain.
@@ -57,6 +61,12 @@ type VerifyOptions struct {
 	// AllowUnsignedTail accepts events after the last checkpoint, as a log
 	// that a gateway is appending to right now has.
 	AllowUnsignedTail bool
+	// Head, when set, is an anchored head kept outside the chain (logged
+	// or scraped from /metrics): the chain must still hold that event with
+	// that hash. It catches, without any key, a tail cut before the
+	// anchored event and a chain rewritten from scratch (or from before
+	// it). Events after the anchor are not covered by it.
+	Head *Anchor
 	// PreviousKeys are signing keys rotated out: a checkpoint they signed
 	// is checked and accepted, but only checkpoints by PublicKey count as
 	// signing the chain — so the chain must still hold one by PublicKey and
@@ -90,6 +100,10 @@ const (
 	// ProblemUnsigned: with a public key, no checkpoint covers the end of
 	// the log (truncated, rewritten from scratch, or never signed).
 	ProblemUnsigned Problem = "unsigned"
+	// ProblemAnchor: the chain does not hold the anchored head
+	// (VerifyOptions.Head): it ends before it (cut) or holds another event
+	// at its seq (rewritten).
+	ProblemAnchor Problem = "anchored head"
 )
 
 // ExpectsOutcome says whether ev is a write-ahead decision that an outcome
@@ -191,6 +205,10 @@ func verifyChain(r io.Reader, opts VerifyOptions) (Report, int, error) {
 		}
 		if len(raw) == 0 {
 			finish()
+			if h := opts.Head; h != nil && !rep.Anchored {
+				return rep, lineNo, &VerifyError{Line: lineNo, Seq: rep.LastSeq + 1, Offset: start, Problem: ProblemAnchor, Detail: fmt.Sprintf(
+					"the chain ends at seq %d, before the anchored head seq %d (hash %s): events were cut from its end (or it was rewritten shorter)", rep.LastSeq, h.Seq, short(h.Hash))}
+			}
 			return rep, lineNo, nil
 		}
 		want := rep.LastSeq + 1
@@ -240,6 +258,15 @@ func verifyChain(r io.Reader, opts VerifyOptions) (Report, int, error) {
 			delete(open, *ev.Of)
 		} else if ExpectsOutcome(&Event{Decision: ev.Decision, Exit: ev.Exit, DurationMS: ev.DurationMS, OutputBytes: ev.OutputBytes, Error: ev.Error}) {
 			open[want] = Unfinished{Seq: want, Agent: ev.Agent, Action: ev.Action, Time: ev.Time}
+		}
+		if h := opts.Head; h != nil && h.Seq == want {
+			if stored != h.Hash {
+				return rep, lineNo, &VerifyError{Line: lineNo, Seq: want, Offset: start, Problem: ProblemAnchor, Detail: fmt.Sprintf(
+					"seq %d has hash %s, not the anchored %s: the chain was rewritten (from scratch, or from before seq %d)", want, short(stored), short(h.Hash), want)}
+			}
+			rep.Anchored = true
+		} else if rep.Anchored {
+			rep.AfterAnchor++
 		}
 		prev = stored
 		rep.Events++

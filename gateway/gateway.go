@@ -168,7 +168,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	if g.store, err = openStore(ctx, ws, opts.Getenv); err != nil {
 		return nil, err
 	}
-	if g.audit, err = openAuditTrail(g.store, ws, opts.AuditPath, opts.Getenv, g.metrics.AuditAppend); err != nil {
+	if g.audit, err = openAuditTrail(g.store, ws, opts.AuditPath, opts.Getenv, g.observeAudit); err != nil {
 		g.store.Close()
 		return nil, err
 	}

@@ -83,14 +83,16 @@ type auditTrail struct {
 
 // openAuditTrail opens the audit of store st as the workspace configures
 // it: override (serve --audit) or gateway.audit.path for the file;
-// fsync and the signing key either way; onCommit observes each group
-// commit (nil: none).
-func openAuditTrail(st state.Store, ws *workspace.Workspace, override string, getenv func(string) string, onCommit func(time.Duration, int)) (*auditTrail, error) {
+// fsync and the signing key either way; observe (nil: none) sets what
+// observes it (group commits, the chain head and where it is logged).
+func openAuditTrail(st state.Store, ws *workspace.Workspace, override string, getenv func(string) string, observe func(*audit.Options)) (*auditTrail, error) {
 	opts, err := AuditOptions(ws, getenv)
 	if err != nil {
 		return nil, err
 	}
-	opts.OnCommit = onCommit
+	if observe != nil {
+		observe(&opts)
+	}
 	t := &auditTrail{}
 	if pg, ok := st.(*state.Postgres); ok {
 		t.pg = pg

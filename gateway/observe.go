@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/mcpserve"
@@ -137,6 +138,14 @@ func (g *Gateway) mountMetrics(mux *http.ServeMux) {
 		return
 	}
 	mux.Handle("GET /metrics", g.admin.Guard(h))
+}
+
+// observeAudit has the audit report its group commits and its head to
+// the metrics, and log the head for anchoring (DESIGN §7).
+func (g *Gateway) observeAudit(opts *audit.Options) {
+	opts.OnCommit = g.metrics.AuditAppend
+	opts.OnHead = func(a audit.Anchor, anchored bool) { g.metrics.AuditHead(a.Seq, a.Hash, anchored) }
+	opts.Logger = g.log
 }
 
 // Metrics returns the gateway's metrics (its own registry).

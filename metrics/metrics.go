@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,10 @@ type Metrics struct {
 	batchSize    prometheus.Histogram
 	pending      prometheus.Gauge
 	downstreamUp *prometheus.GaugeVec
+	headSeq      prometheus.Gauge
+	anchor       *prometheus.GaugeVec
+
+	anchorMu sync.Mutex // one anchor series at a time
 
 	mu       sync.Mutex                          // serialises DeclareSurfaces; guards servers
 	servers  map[string]bool                     // servers with a health series
@@ -113,8 +118,16 @@ func New() *Metrics {
 			Name: "toolgate_downstream_up",
 			Help: "Whether a downstream MCP server is reachable (1) or not (0).",
 		}, []string{"server"}),
+		headSeq: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "toolgate_audit_head_seq",
+			Help: "Seq of the last audit event this process wrote (or found at open): the chain's head.",
+		}),
+		anchor: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "toolgate_audit_anchor_info",
+			Help: "The audit chain head as last logged for anchoring (at checkpoints, else at most a minute after it moved): always 1, one series; keep seq:hash outside toolgate and check it with `toolgate audit verify --head SEQ:HASH`.",
+		}, []string{"seq", "hash"}),
 	}
-	m.reg.MustRegister(m.decisions, m.calls, m.sessions, m.appendTime, m.batchSize, m.pending, m.downstreamUp,
+	m.reg.MustRegister(m.decisions, m.calls, m.sessions, m.appendTime, m.batchSize, m.pending, m.downstreamUp, m.headSeq, m.anchor,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.other = m.resolve(OtherSurface)
 	empty := map[string]*Surface{}
@@ -200,6 +213,23 @@ func (m *Metrics) Call(surface string, o Outcome, d time.Duration) { m.Surface(s
 func (m *Metrics) AuditAppend(d time.Duration, events int) {
 	m.appendTime.Observe(d.Seconds())
 	m.batchSize.Observe(float64(events))
+}
+
+// AuditHead records the audit chain's head: its seq at every commit, and
+// with anchored (the head as logged for anchoring) the seq and hash as the
+// labels of toolgate_audit_anchor_info. That series is replaced, never
+// added to — one at a time — and changes only as often as the head is
+// logged (at checkpoints, else at most once a minute), so the hash label
+// churns slowly however fast the chain grows.
+func (m *Metrics) AuditHead(seq int64, hash string, anchored bool) {
+	m.headSeq.Set(float64(seq))
+	if !anchored {
+		return
+	}
+	m.anchorMu.Lock()
+	defer m.anchorMu.Unlock()
+	m.anchor.Reset()
+	m.anchor.WithLabelValues(strconv.FormatInt(seq, 10), hash).Set(1)
 }
 
 // SetPendingApprovals sets the number of calls waiting for approval.

@@ -28,19 +28,32 @@ type Chain struct {
 	p         *Postgres
 	signer    *audit.Signer
 	batch     *audit.Batcher
+	heads     *audit.HeadAnnouncer
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// OpenAudit returns the database's audit chain; path is ignored.
+// OpenAudit returns the database's audit chain; path is ignored. The
+// head it finds is announced (audit.Options.OnHead, Logger) as the file
+// log announces its own at open.
 func (p *Postgres) OpenAudit(_ string, opts audit.Options) (audit.Sink, error) {
-	return p.AuditChain(opts), nil
+	c := p.AuditChain(opts)
+	if c.heads != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), chainTimeout)
+		defer cancel()
+		var head audit.Head
+		// Unreadable now, it is announced with the first commit instead.
+		if p.db.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&head.Seq, &head.Hash) == nil {
+			c.heads.Opened(head)
+		}
+	}
+	return c, nil
 }
 
 // AuditChain returns an appender to the chain; opts.Fsync is moot (a
 // commit is durable) and opts.SigningKey adds checkpoints as in the file.
 func (p *Postgres) AuditChain(opts audit.Options) *Chain {
-	c := &Chain{p: p, signer: audit.NewSigner(opts.SigningKey, opts.CheckpointEvery)}
+	c := &Chain{p: p, signer: audit.NewSigner(opts.SigningKey, opts.CheckpointEvery), heads: audit.NewHeadAnnouncer(opts)}
 	c.batch = audit.NewBatcher(audit.ObserveCommit(c.commit, opts.OnCommit))
 	return c
 }
@@ -60,6 +73,7 @@ func (c *Chain) Stats() (batches, events int64) { return c.batch.Stats() }
 func (c *Chain) Close() error {
 	c.closeOnce.Do(func() {
 		c.batch.Close()
+		defer c.heads.Close()
 		if c.signer == nil {
 			return
 		}
@@ -129,6 +143,7 @@ func (c *Chain) write(seal func(audit.Head) ([]audit.Line, []error, audit.Head))
 	for _, ln := range lines {
 		ln.Event.Hash = ln.Hash
 	}
+	c.heads.Committed(lines, next)
 	return errs, nil
 }
 

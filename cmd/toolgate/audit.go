@@ -18,7 +18,7 @@ import (
 	"github.com/toolgate/toolgate/workspace"
 )
 
-const auditUsage = `Usage: toolgate audit verify [FILE] [-w WORKSPACE] [--dsn-env NAME] [--public-key FILE [--previous-key FILE]...] [--allow-unsigned-tail]
+const auditUsage = `Usage: toolgate audit verify [FILE] [-w WORKSPACE] [--dsn-env NAME] [--head SEQ:HASH] [--public-key FILE [--previous-key FILE]...] [--allow-unsigned-tail]
        toolgate audit tail [FILE] [-w WORKSPACE] [--dsn-env NAME] [-f] [--agent ID] [--decision D] [-n N] [--format text|json]
        toolgate audit export [FILE] [-w WORKSPACE] [--dsn-env NAME] [--after SEQ]
        toolgate audit keygen [--private FILE] [--public FILE]
@@ -27,7 +27,11 @@ const auditUsage = `Usage: toolgate audit verify [FILE] [-w WORKSPACE] [--dsn-en
           with --public-key also the signed checkpoints (truncation, a chain
           rewritten from scratch; --previous-key accepts checkpoints of a key
           rotated out, while the chain must still end signed by --public-key);
-          lists allowed calls with no outcome event
+          with --head SEQ:HASH (a head anchored outside toolgate: the gateway
+          logs it as "audit chain head" and exports toolgate_audit_anchor_info)
+          the chain must still hold that event with that hash, which catches a
+          cut tail and a rewrite without any key; lists allowed calls with no
+          outcome event
   tail    print the last events, optionally filtered, and follow new ones with -f
   export  write the chain as JSONL to stdout (verifiable with audit verify FILE)
   keygen  make an ed25519 key pair for gateway.audit.signing_key (PEM; the
@@ -94,8 +98,9 @@ func addSourceFlags(fs *pflag.FlagSet) sourceFlags {
 }
 
 func runAuditVerify(ctx context.Context, c *cli, args []string) int {
-	fs := c.flagSet("audit verify", "audit verify [FILE] [-w WORKSPACE] [--dsn-env NAME] [--public-key FILE]")
+	fs := c.flagSet("audit verify", "audit verify [FILE] [-w WORKSPACE] [--dsn-env NAME] [--head SEQ:HASH] [--public-key FILE]")
 	src := addSourceFlags(fs)
+	head := fs.String("head", "", "SEQ:HASH of a head anchored outside toolgate: refuse a chain that no longer holds that event with that hash")
 	pubFile := fs.String("public-key", "", "PEM ed25519 public key: require checkpoints signed by it")
 	allowTail := fs.Bool("allow-unsigned-tail", false, "with --public-key, accept events after the last checkpoint (a log a gateway is writing now)")
 	previous := fs.StringArray("previous-key", nil, "with --public-key, a PEM public key rotated out whose checkpoints are accepted too (repeatable)")
@@ -107,6 +112,14 @@ func runAuditVerify(ctx context.Context, c *cli, args []string) int {
 		return exitUsage
 	}
 	var opts audit.VerifyOptions
+	if *head != "" {
+		a, err := audit.ParseAnchor(*head)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "toolgate audit verify: --head: %v\n", err)
+			return exitUsage
+		}
+		opts.Head = &a
+	}
 	if *pubFile != "" {
 		data, err := os.ReadFile(*pubFile)
 		if err == nil {
@@ -155,6 +168,7 @@ func runAuditVerify(ctx context.Context, c *cli, args []string) int {
 		last = "(none: the log is empty)"
 	}
 	fmt.Fprintf(c.stdout, "ok: %d events, chain intact, last hash %s\n", rep.Events, last)
+	printAnchored(c, opts, rep)
 	if opts.PublicKey != nil {
 		fmt.Fprintf(c.stdout, "signed: %d checkpoints by %s, through seq %d", rep.Checkpoints, audit.KeyID(opts.PublicKey), rep.SignedSeq)
 		if rep.UnsignedTail > 0 {
@@ -373,4 +387,29 @@ func printable(s string) string {
 		return s
 	}
 	return strconv.Quote(s)
+}
+
+// printAnchored says what the verification could not prove: without a
+// public key a chain cut at its end, or rewritten from scratch, verifies
+// like the real one; an anchored head covers the chain up to it.
+func printAnchored(c *cli, opts audit.VerifyOptions, rep audit.Report) {
+	if rep.Events > 0 {
+		fmt.Fprintf(c.stdout, "head: %d:%s (anchor it outside toolgate; check it later with --head %d:%s)\n", rep.LastSeq, rep.LastHash, rep.LastSeq, rep.LastHash)
+	}
+	if opts.Head != nil {
+		fmt.Fprintf(c.stdout, "anchored: the chain holds seq %d with the anchored hash", opts.Head.Seq)
+		if rep.AfterAnchor > 0 {
+			fmt.Fprintf(c.stdout, "; the %d events after it are not covered by the anchor", rep.AfterAnchor)
+		}
+		fmt.Fprintln(c.stdout)
+	}
+	if opts.PublicKey != nil {
+		return
+	}
+	switch {
+	case opts.Head != nil:
+		fmt.Fprintln(c.stdout, "not signed: events after the anchored head could have been cut or rewritten undetectably; sign the chain (gateway.audit.signing_key, `toolgate audit keygen`) and verify with --public-key")
+	default:
+		fmt.Fprintln(c.stdout, "not proven: without a signing key this check cannot detect a truncated or rewritten tail (last events dropped, the file cut short, or the whole chain rewritten from scratch all verify as ok); anchor the head above outside toolgate and pass --head, or sign the chain (gateway.audit.signing_key, `toolgate audit keygen`) and verify with --public-key")
+	}
 }

@@ -52,6 +52,9 @@ func writeAuditLog(t *testing.T, path string, n int) string {
 	return last
 }
 
+// notProven is what verify says of a chain checked without a key.
+const notProven = "not proven: without a signing key this check cannot detect a truncated or rewritten tail (last events dropped, the file cut short, or the whole chain rewritten from scratch all verify as ok); anchor the head above outside toolgate and pass --head, or sign the chain (gateway.audit.signing_key, `toolgate audit keygen`) and verify with --public-key\n"
+
 func TestAuditVerifyCLI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -83,10 +86,11 @@ func TestAuditVerifyCLI(t *testing.T) {
 		stderrIn []string
 	}{
 		{"intact", []string{good}, exitOK, "ok: 5 events, chain intact, last hash " + lastHash + "\n" +
+			"head: 5:" + lastHash + " (anchor it outside toolgate; check it later with --head 5:" + lastHash + ")\n" + notProven +
 			"finding: 2 allowed calls have no outcome event (the gateway stopped during the call, or the call is still running):\n" +
 			"  seq 1 2026-03-04T05:06:00.007Z reader command:call:json-tools:query\n" +
 			"  seq 4 2026-03-04T05:06:03.007Z writer command:call:json-tools:query\n", nil},
-		{"empty", []string{empty}, exitOK, "ok: 0 events, chain intact, last hash (none: the log is empty)\n", nil},
+		{"empty", []string{empty}, exitOK, "ok: 0 events, chain intact, last hash (none: the log is empty)\n" + notProven, nil},
 		{"edited", []string{edited}, exitFail, "", []string{edited + ": line 2 (seq 2): edited: "}},
 		{"removed", []string{removed}, exitFail, "", []string{"line 3 (seq 3): missing: seq 3 is missing"}},
 		{"truncated", []string{truncated}, exitFail, "", []string{

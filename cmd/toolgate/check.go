@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -42,6 +43,9 @@ func runCheck(ctx context.Context, c *cli, args []string) int {
 	}
 	sum := policy.Summary()
 	warnings := packs.CredentialProgramWarnings(ws)
+	if w, ok := unsignedAuditWarning(ws); ok {
+		warnings = append(warnings, w)
+	}
 	pins, err := c.checkPins(ctx, ws, !*offline)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "toolgate check: %v\n", err)
@@ -203,4 +207,27 @@ func denyWhy(t grantcheck.AgentTool) string {
 		return "granted by " + t.Grant + ", but missing scopes: " + strings.Join(t.MissingScopes, ", ")
 	}
 	return "granted by " + t.Grant + ", but the " + string(t.Tier) + " tier refuses " + string(t.Effects) + "s"
+}
+
+// unsignedAuditWarning warns of an audit without gateway.audit.signing_key
+// (the default): its tail can be cut or the whole chain rewritten and
+// `audit verify` cannot tell. It names the one command and the one line
+// that fix it.
+func unsignedAuditWarning(ws *workspace.Workspace) (packs.Warning, bool) {
+	a := ws.Gateway.Audit
+	if a.SigningKey != nil {
+		return packs.Warning{}, false
+	}
+	pos := a.Pos
+	if pos.Line == 0 {
+		pos = ws.Gateway.Pos
+	}
+	if pos.Line == 0 {
+		pos = workspace.Pos{File: ws.Path, Line: 1, Col: 1}
+	}
+	dir := filepath.Dir(ws.Path)
+	return packs.Warning{Pos: pos, Msg: "gateway.audit.signing_key is not set: a truncated or rewritten audit tail cannot be detected " +
+		"(`toolgate audit verify` can only check that the chain is whole as far as it goes). Fix: run `toolgate audit keygen --private " +
+		filepath.Join(dir, "audit-signing.key") + " --public " + filepath.Join(dir, "audit-signing.pub") +
+		"` and add `signing_key: {file: audit-signing.key}` under gateway.audit (then verify with --public-key audit-signing.pub)"}, true
 }
