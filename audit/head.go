@@ -47,12 +47,12 @@ type HeadAnnouncer struct {
 	every  time.Duration
 	signed bool
 
-	mu       sync.Mutex
-	cur      Anchor
-	logged   Anchor
-	lastLog  time.Time
-	timer    *time.Timer
-	closed   bool
+	mu      sync.Mutex
+	cur     Anchor
+	logged  Anchor
+	lastLog time.Time
+	timer   *time.Timer
+	closed  bool
 }
 
 // NewHeadAnnouncer returns the announcer opts ask for; nil when they ask
