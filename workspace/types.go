@@ -231,7 +231,7 @@ type Command struct {
 	Effects     Effect         `yaml:"effects" doc:"What the command does: read or write. A command without effects is a write."`
 	Scopes      []string       `yaml:"scopes" doc:"Scopes an agent must hold to call the command."`
 	Output      Output         `yaml:"output" doc:"How the command's stdout becomes the tool's result."`
-	Cwd         string         `yaml:"cwd" doc:"The command's working directory, overriding the pack's; it may hold {param} placeholders."`
+	Cwd         string         `yaml:"cwd" doc:"The command's working directory, overriding the pack's cwd; relative to the workspace file's directory unless absolute."`
 	Spread      []string       `yaml:"spread" doc:"Array parameters whose items each become one argv element; each must be a whole argv element \"{param}\"."`
 	AllowDash   []string       `yaml:"allow_dash" doc:"Parameters whose values may start with \"-\"; any other value starting with \"-\" is refused so that it cannot be read as an option."`
 	Background  bool           `yaml:"background" doc:"Run the command as a background job: the call returns a job id at once and the output is fetched later."`

@@ -67,6 +67,8 @@ func subcommands() []subcommand {
 		{"approvals", "list, approve or deny calls waiting for an operator", runApprovals},
 		{"pin", "pin tool definitions in toolgate.lock, or show what changed since", runPin},
 		{"packs", "list the bundled command packs, or show one, and whether they run here", runPacks},
+		{"init", "write a workspace (and its lock) from a live MCP server's tools", runInit},
+		{"schema", "print the JSON Schema of toolgate.yaml, for editors", runSchema},
 		{"version", "print the toolgate version", runVersion},
 	}
 }
