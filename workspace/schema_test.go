@@ -236,6 +236,17 @@ agents:
 		Required []string `json:"required"`
 	}{schema.Required}
 	s := compiledSchema(t, "")
+	required := map[string]bool{}
+	for def, d := range schema.Defs {
+		for _, key := range d.Required {
+			required[def+"."+key] = true
+		}
+	}
+	for name := range cut {
+		if !required[name] {
+			t.Errorf("the loader refuses a workspace without %s, but the schema does not require it; tag it schema:\"required\"", name)
+		}
+	}
 	for def, d := range schema.Defs {
 		for _, key := range d.Required {
 			name := def + "." + key
