@@ -16,9 +16,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// validateAgainstToolgateSchema validates a workspace file against what
-// the built binary's `toolgate schema` prints, as an editor would.
-func validateAgainstToolgateSchema(t *testing.T, wsPath string) {
+// toolgateSchema compiles what the built binary's `toolgate schema`
+// prints, with the validator editors' schemas are checked with here.
+func toolgateSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
 	r := toolgate(t, t.TempDir(), nil, "schema")
 	if r.code != 0 {
@@ -36,10 +36,13 @@ func validateAgainstToolgateSchema(t *testing.T, wsPath string) {
 	if err != nil {
 		t.Fatalf("toolgate schema does not compile: %v", err)
 	}
-	data, err := os.ReadFile(wsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return s
+}
+
+// validateWorkspaceText validates a workspace's YAML against s, read into
+// the JSON data model as an editor's YAML language server reads it.
+func validateWorkspaceText(t *testing.T, s *jsonschema.Schema, data []byte) error {
+	t.Helper()
 	var v any
 	if err := yaml.Unmarshal(data, &v); err != nil {
 		t.Fatal(err)
@@ -49,8 +52,49 @@ func validateAgainstToolgateSchema(t *testing.T, wsPath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Validate(inst); err != nil {
+	return s.Validate(inst)
+}
+
+// validateAgainstToolgateSchema fails the test when the file at wsPath
+// does not validate against `toolgate schema`.
+func validateAgainstToolgateSchema(t *testing.T, wsPath string) {
+	t.Helper()
+	data, err := os.ReadFile(wsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validateWorkspaceText(t, toolgateSchema(t), data); err != nil {
 		t.Errorf("%s does not validate against toolgate schema: %v", wsPath, err)
+	}
+}
+
+// TestSchemaForEditors: the schema the binary prints accepts the example
+// workspaces as they are and refuses a misspelt key, a wrong type and an
+// unknown tier, as `toolgate check` does.
+func TestSchemaForEditors(t *testing.T) {
+	s := toolgateSchema(t)
+	for _, ex := range []string{"command-packs", "neotoma-swap"} {
+		data, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", ex, "toolgate.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := validateWorkspaceText(t, s, data); err != nil {
+			t.Errorf("examples/%s/toolgate.yaml: %v", ex, err)
+		}
+	}
+	dir := t.TempDir()
+	for name, doc := range map[string]string{
+		"misspelt key": "version: 1\nagents:\n  - id: a\n    grant: [pack:x]\n",
+		"wrong type":   "version: 1\ngateway:\n  metrics: {open: sometimes}\n",
+		"bad tier":     "version: 1\nmcp_servers:\n  - id: s\n    command: [srv]\n    permission: relaxed\n",
+	} {
+		if err := validateWorkspaceText(t, s, []byte(doc)); err == nil {
+			t.Errorf("%s: the schema accepts it", name)
+		}
+		writeFile(t, dir, "toolgate.yaml", doc)
+		if r := toolgate(t, dir, nil, "check", "--offline"); r.code != 1 || !strings.Contains(r.stderr+r.stdout, "toolgate.yaml:") {
+			t.Errorf("%s: check exits %d, want 1 with the error's position:\n%s%s", name, r.code, r.stdout, r.stderr)
+		}
 	}
 }
 

@@ -45,7 +45,6 @@ type State struct {
 // Postgres is the shared store of a deployment spanning several machines.
 type Postgres struct {
 	Pos Pos
-	// DSN carries a password, so it is always a SecretRef, never inline.
 	DSN *SecretRef `yaml:"dsn" schema:"required" doc:"The PostgreSQL connection string, as {env: VARIABLE} or {file: PATH}; it carries a password, so it is never written inline."`
 }
 

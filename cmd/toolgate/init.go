@@ -161,7 +161,10 @@ func (c *cli) initWorkspace(ctx context.Context, srv initServer, agent, path, lo
 }
 
 // propose gives each listed tool an effect: read where the server says
-// readOnlyHint: true, write otherwise — undeclared is a write.
+// readOnlyHint: true, write otherwise — undeclared is a write. The listing
+// is the server's word, not to be trusted: only a name every grant can
+// spell is written into the workspace (ValidName), so that nothing a
+// server sends can add YAML of its own.
 func propose(server string, listed []json.RawMessage) ([]proposal, error) {
 	out := make([]proposal, 0, len(listed))
 	seen := map[string]bool{}
@@ -169,7 +172,7 @@ func propose(server string, listed []json.RawMessage) ([]proposal, error) {
 		t, ok := gateway.ToolInfoOf(raw)
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("server %q lists a tool (#%d) without a name; it cannot be served", server, i)
+			return nil, fmt.Errorf("server %q lists a tool (#%d) that is not a tool definition (no name, or annotations of the wrong type); toolgate cannot serve it", server, i)
 		case !grantcheck.ValidName(t.Name):
 			return nil, fmt.Errorf("server %q lists a tool named %q, which no grant can name (letters, digits, '_', '.', '-'); toolgate cannot serve this server", server, t.Name)
 		case seen[t.Name]:

@@ -25,6 +25,17 @@ func runCLI(args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// buildConformanceServer builds the real MCP server of the e2e tests
+// (e2e/conformance-server) into dir.
+func buildConformanceServer(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "conformance-server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../e2e/conformance-server").CombinedOutput(); err != nil {
+		t.Fatalf("build conformance server: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // TestInitFromStdioServer: init against the real conformance server over
 // stdio writes a workspace that loads, with echo (readOnlyHint: true)
 // proposed read and everything else write, each effect commented with its
@@ -33,10 +44,7 @@ func runCLI(args ...string) (int, string, string) {
 func TestInitFromStdioServer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "conformance-server")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../e2e/conformance-server").CombinedOutput(); err != nil {
-		t.Fatalf("build conformance server: %v\n%s", err, out)
-	}
+	bin := buildConformanceServer(t, dir)
 	wsPath := filepath.Join(dir, "toolgate.yaml")
 	code, stdout, stderr := runCLI("init", "--server", "conf", "-w", wsPath, "--env", "CONFORMANCE_ECHO_DESCRIPTION=Echoes: it # all", "--", bin, "-stdio")
 	if code != exitOK {
@@ -152,7 +160,9 @@ func TestInitRefusesUnservableListings(t *testing.T) {
 		{`[{"name":"ok"},{"name":"bad name"}]`, `tool named "bad name"`},
 		{`[{"name":"a\nb"}]`, `tool named "a\nb"`},
 		{`[{"name":"x"},{"name":"x"}]`, `lists tool "x" twice`},
-		{`[{"description":"nameless"}]`, "without a name"},
+		{`[{"description":"nameless"}]`, "not a tool definition"},
+		{`[{"name":"t","annotations":{"readOnlyHint":"true"}}]`, "not a tool definition"},
+		{`[{"name":"t"},"t2"]`, "(#1) that is not a tool definition"},
 		{`[{"name":"evil: true # "}]`, "which no grant can name"},
 	} {
 		var raws []json.RawMessage
