@@ -197,7 +197,7 @@ func newLogger(w io.Writer, format string, level *slog.LevelVar) *slog.Logger {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 	}
-	return slog.New(tint.NewHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w)}))
+	return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w)}))
 }
 
 func isTerminal(w io.Writer) bool {
