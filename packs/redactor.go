@@ -83,10 +83,7 @@ func newRedactor(creds map[string]string) *redactor {
 				rd.exact = append(rd.exact, form)
 			}
 		}
-		forms := []string{v, reverseRunes(v)}
-		for _, d := range decodings(v) {
-			forms = append(forms, d)
-		}
+		forms := append([]string{v, reverseRunes(v)}, decodings(v)...)
 		for i, f := range forms {
 			add(f, minRedactLen)
 			for _, e := range encodings(f) {
