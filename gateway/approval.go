@@ -119,12 +119,6 @@ func (g *Gateway) approveHint(id string) string {
 	return hint
 }
 
-// approvalWait is how long a call waits for a decision under the
-// revision in force.
-func (g *Gateway) approvalWait() time.Duration {
-	return g.rev.Load().snap.Wait
-}
-
 // SetBaseURL tells the gateway the base URL it is reached at (a daemon
 // once it listens), so the approval hint can name its admin API and
 // console.

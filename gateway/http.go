@@ -5,13 +5,9 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/toolgate/toolgate/mcpserve"
 )
-
-// sessionIdleTTL ends MCP sessions nobody has used for this long.
-const sessionIdleTTL = 30 * time.Minute
 
 // HTTPOptions choose how the HTTP endpoints identify agents.
 type HTTPOptions struct {

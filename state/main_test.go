@@ -67,16 +67,6 @@ func forBackends(t *testing.T, fn func(t *testing.T, open func(t testing.TB) Sto
 	})
 }
 
-func must[T any](t testing.TB) func(T, error) T {
-	return func(v T, err error) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-}
-
 // helperEnv selects the child-process role of the multi-process tests.
 const helperEnv = "TOOLGATE_STATE_HELPER"
 
