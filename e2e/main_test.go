@@ -5,13 +5,11 @@ package e2e
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"testing"
 )
 
@@ -35,16 +33,6 @@ func coverEnv() []string {
 }
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	// The tests mostly wait on the processes they start (the binary, MCP
-	// servers, harness CLIs, the conformance suite): GOMAXPROCS tests at a
-	// time, go test's default, leaves the cores idle. -parallel still
-	// decides when given.
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
-	}
 	os.Exit(run(m))
 }
 
