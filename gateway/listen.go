@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // listen serves subscriptions/listen on a pack surface: the only change a
@@ -14,7 +15,7 @@ import (
 // may call), so only toolsListChanged is honoured. The stream stays open
 // until the client closes it; each revision that changes the agent's list
 // sends notifications/tools/list_changed tagged with the subscription id.
-func (g *Gateway) listen(ctx context.Context, agent, surfaceID string, m *jsonrpc.Message, _ mcpserve.Request, out mcpserve.Peer) (json.RawMessage, json.RawMessage) {
+func (g *Gateway) listen(ctx context.Context, agent, surfaceID string, m *jsonrpc.Message, _ mcpserve.Request, out mcpwire.Peer) (json.RawMessage, json.RawMessage) {
 	var p struct {
 		Notifications struct {
 			ToolsListChanged bool `json:"toolsListChanged"`

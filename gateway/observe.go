@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/metrics"
 	"github.com/toolgate/toolgate/tracing"
 )
@@ -146,7 +147,7 @@ func (g *Gateway) Metrics() *metrics.Metrics { return g.metrics }
 // countSessions wraps a session factory so the sessions it opens are
 // counted open until they close.
 func countSessions(f mcpserve.Factory, s *metrics.Surface) mcpserve.Factory {
-	return func(ctx context.Context, peer mcpserve.Peer) (mcpserve.Session, error) {
+	return func(ctx context.Context, peer mcpwire.Peer) (mcpserve.Session, error) {
 		sess, err := f(ctx, peer)
 		if err != nil {
 			return nil, err
@@ -177,7 +178,7 @@ func (g *Gateway) downstreamUp(server string, err error) {
 	}
 }
 
-// downstreamHeaders is mcpproxy.Config.RequestHeaders: the trace context
+// downstreamHeaders is transport.Config.RequestHeaders: the trace context
 // of the message being sent (its _meta traceparent, which the gateway set
 // from its own span) is mirrored into the HTTP traceparent header, so a
 // server tracing at the HTTP layer continues the same trace. The header

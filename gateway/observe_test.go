@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toolgate/toolgate/callpipe"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // scrapeMetrics GETs /metrics with the headers given and parses the text
@@ -203,7 +203,7 @@ func TestTraceThroughAPackCall(t *testing.T) {
 	}
 	const traceID, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	params := `{"name":"query","arguments":{"filter":".a","file":"d.json"},"_meta":{"traceparent":"00-` + traceID + `-` + parent + `-01"}}`
-	raw, _ := g.callPackTool(context.Background(), "reader", g.rev.Load().surfaces["json-tools"], json.RawMessage(`1`), json.RawMessage(params), mcpserve.Client{}, nil)
+	raw, _ := g.callPackTool(context.Background(), "reader", g.rev.Load().surfaces["json-tools"], json.RawMessage(`1`), json.RawMessage(params), mcpwire.Client{}, nil)
 	if strings.Contains(string(raw), `"isError":true`) {
 		t.Fatalf("call: %s", raw)
 	}

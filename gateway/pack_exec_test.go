@@ -10,7 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/packs"
 )
 
@@ -85,7 +85,7 @@ func callPack(t *testing.T, g *Gateway, agent, surface, member string, args map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, rpcErr := g.callPackTool(context.Background(), agent, g.rev.Load().surfaces[surface], json.RawMessage(`1`), params, mcpserve.Client{}, nil)
+	raw, rpcErr := g.callPackTool(context.Background(), agent, g.rev.Load().surfaces[surface], json.RawMessage(`1`), params, mcpwire.Client{}, nil)
 	if rpcErr != nil {
 		t.Fatalf("JSON-RPC error %s", rpcErr)
 	}

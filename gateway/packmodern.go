@@ -7,6 +7,7 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // listTTL is the freshness hint (ttlMs) on the lists toolgate answers: an
@@ -25,7 +26,7 @@ type packModern struct {
 }
 
 // Serve implements mcpserve.Handler.
-func (h packModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpserve.Peer) {
+func (h packModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpwire.Peer) {
 	result, rpcErr := h.serve(ctx, m, req, out)
 	if result == nil && rpcErr == nil {
 		return // a stream that ended with its context (subscriptions/listen)
@@ -33,7 +34,7 @@ func (h packModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.
 	out.Send((&jsonrpc.Message{ID: m.ID, Result: result, Error: rpcErr}).Encode(), m.ID, false)
 }
 
-func (h packModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpserve.Peer) (json.RawMessage, json.RawMessage) {
+func (h packModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpwire.Peer) (json.RawMessage, json.RawMessage) {
 	g := h.g
 	switch m.Method {
 	case "server/discover":
@@ -59,7 +60,7 @@ func (h packModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.
 // refused and audited; other notifications mean nothing here.
 func (h packModern) Notify(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request) {
 	if m.Method == "tools/call" {
-		h.g.callPackTool(ctx, h.agent, h.s, nil, m.Params, mcpserve.Client{Version: req.Version}, nil)
+		h.g.callPackTool(ctx, h.agent, h.s, nil, m.Params, mcpwire.Client{Version: req.Version}, nil)
 	}
 }
 
@@ -69,7 +70,7 @@ func modernResult(result json.RawMessage) json.RawMessage {
 	if jsonrpc.Field(result, "resultType") != nil {
 		return result
 	}
-	return mcpserve.SetResultMembers(result, "resultType", `"complete"`)
+	return mcpwire.SetResultMembers(result, "resultType", `"complete"`)
 }
 
 // discoverResult is server/discover of a surface: every version toolgate
@@ -79,13 +80,8 @@ func (g *Gateway) discoverResult(surfaceID string) json.RawMessage {
 	b = append(b, jsonrpc.Quote("toolgate/"+surfaceID)...)
 	b = append(b, `,"version":`...)
 	b = append(b, jsonrpc.Quote(g.versionString())...)
-	b = append(b, `}},"cacheScope":"private","capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"tools":{"listChanged":true}},"resultType":"complete","supportedVersions":[`...)
-	for i, v := range mcpserve.SupportedVersions() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, jsonrpc.Quote(v)...)
-	}
-	b = append(b, `],"ttlMs":`+listTTL+`}`...)
+	b = append(b, `}},"cacheScope":"private","capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"tools":{"listChanged":true}},"resultType":"complete","supportedVersions":`...)
+	b = mcpwire.AppendVersionList(b)
+	b = append(b, `,"ttlMs":`+listTTL+`}`...)
 	return b
 }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"sync"
 
 	"go.opentelemetry.io/otel/trace"
@@ -11,13 +10,9 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/tracing"
 )
-
-// supportedVersions are the session-era protocol versions a pack surface
-// answers initialize with, newest first; a client asking for another gets
-// the newest, as the protocol's negotiation asks.
-var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // packSession serves one client session of one agent on a pack surface:
 // initialize, ping, tools/list from the agent's view, and tools/call
@@ -26,12 +21,12 @@ type packSession struct {
 	g     *Gateway
 	agent string
 	s     *surface
-	peer  mcpserve.Peer
+	peer  mcpwire.Peer
 	out   *jsonrpc.Outbound
 	ctx   context.Context
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
-	reqs  mcpserve.Requests
+	reqs  mcpwire.Requests
 
 	mu      sync.Mutex
 	version string
@@ -40,7 +35,7 @@ type packSession struct {
 
 // packSessions is the session factory of agent on pack s.
 func (g *Gateway) packSessions(agent string, s *surface) mcpserve.Factory {
-	return func(_ context.Context, peer mcpserve.Peer) (mcpserve.Session, error) {
+	return func(_ context.Context, peer mcpwire.Peer) (mcpserve.Session, error) {
 		ctx, stop := context.WithCancel(context.Background())
 		return &packSession{g: g, agent: agent, s: s, peer: peer, out: jsonrpc.NewOutbound("tg-"), ctx: ctx, stop: stop}, nil
 	}
@@ -78,10 +73,10 @@ func (ps *packSession) Close() error {
 	return nil
 }
 
-func (ps *packSession) client() mcpserve.Client {
+func (ps *packSession) client() mcpwire.Client {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	return mcpserve.Client{Peer: ps.peer, Outbound: ps.out, Version: ps.version, Capabilities: ps.caps}
+	return mcpwire.Client{Peer: ps.peer, Outbound: ps.out, Version: ps.version, Capabilities: ps.caps}
 }
 
 func (ps *packSession) serve(ctx context.Context, m *jsonrpc.Message) (result, rpcErr json.RawMessage) {
@@ -105,10 +100,7 @@ func (ps *packSession) initialize(params json.RawMessage) json.RawMessage {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	_ = json.Unmarshal(params, &p)
-	version := supportedVersions[0]
-	if slices.Contains(supportedVersions, p.ProtocolVersion) {
-		version = p.ProtocolVersion
-	}
+	version := mcpwire.NegotiateLegacy(p.ProtocolVersion)
 	ps.mu.Lock()
 	ps.version = version
 	ps.caps = jsonrpc.Field(params, "capabilities")
@@ -132,7 +124,7 @@ func (g *Gateway) initializeResult(version, surfaceID string) json.RawMessage {
 // answered by the job manager; everything else goes through the pipeline
 // (which refuses unknown and ungranted tools alike). id is nil for a call
 // sent without one, which the pipeline refuses and audits.
-func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id json.RawMessage, params json.RawMessage, client mcpserve.Client, hold callpipe.Holder) (json.RawMessage, json.RawMessage) {
+func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id json.RawMessage, params json.RawMessage, client mcpwire.Client, hold callpipe.Holder) (json.RawMessage, json.RawMessage) {
 	req := callpipe.Request{Agent: agent, Provider: callpipe.Command, Surface: s.pack.ID, Exec: packExecutor{g: g, agent: agent, s: s}, Hold: hold}
 	call, err := callpipe.ParseCall(params)
 	switch {
@@ -145,7 +137,7 @@ func (g *Gateway) callPackTool(ctx context.Context, agent string, s *surface, id
 		if res, ok := g.callJobTool(ctx, agent, s, g.view(agent, s.pack.ID), call.Name, call.Args); ok {
 			return res, nil
 		}
-		req.Asker = mcpserve.NewAsker(client, id, call.ProgressToken())
+		req.Asker = newAsker(client, id, call.ProgressToken())
 		req.Protocol = client.Version
 		var span trace.Span
 		ctx, span = g.startCallSpan(ctx, call, agent, s.pack.ID)

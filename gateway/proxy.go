@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/mcpproxy"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/packs/supervisor"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -32,9 +34,9 @@ type proxy struct {
 // last seen to list, and the per-agent endpoints.
 type proxyServer struct {
 	id  string
-	cfg *mcpproxy.Config
+	cfg *transport.Config
 	// stateless is cfg for talking to the server in 2026-07-28 terms.
-	stateless *mcpproxy.Config
+	stateless *transport.Config
 	down      downstream
 
 	mu       sync.Mutex
@@ -48,7 +50,7 @@ type proxyServer struct {
 // newProxy resolves every server's environment, headers and bounds. It
 // opens nothing: downstream sessions start when clients arrive. headers,
 // when set, adds headers to every HTTP request sent downstream
-// (mcpproxy.Config.RequestHeaders: the gateway's trace context).
+// (transport.Config.RequestHeaders: the gateway's trace context).
 func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(string) string, baseDir string, log *slog.Logger,
 	headers func(context.Context, []byte, http.Header)) (*proxy, error) {
 	p := &proxy{servers: map[string]*proxyServer{}}
@@ -75,11 +77,11 @@ func newProxy(ws *workspace.Workspace, creds map[string]string, getenv func(stri
 	return p, nil
 }
 
-func serverConfig(sv *workspace.MCPServer, creds map[string]string, getenv func(string) string, baseDir string, client *http.Client, log *slog.Logger) (*mcpproxy.Config, error) {
+func serverConfig(sv *workspace.MCPServer, creds map[string]string, getenv func(string) string, baseDir string, client *http.Client, log *slog.Logger) (*transport.Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	cfg := &mcpproxy.Config{
+	cfg := &transport.Config{
 		ID: sv.ID, URL: sv.URL, Transport: sv.Transport, ProtocolVersion: sv.ProtocolVersion,
 		Timeout: sv.Timeout.D(), MaxMessage: int64(sv.MaxOutput), HTTPClient: client,
 		Logger: log.With("server", sv.ID),
@@ -170,13 +172,13 @@ func (p *proxy) server(id string) *proxyServer {
 
 // sessionFactory starts the relay of one client session of agent.
 func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory {
-	return func(ctx context.Context, up mcpserve.Peer) (mcpserve.Session, error) {
+	return func(ctx context.Context, up mcpwire.Peer) (mcpserve.Session, error) {
 		up = g.redacting(up)
 		era, err := g.serverEra(ctx, ps)
 		if err != nil {
 			return nil, err
 		}
-		if era == mcpproxy.Modern {
+		if era == mcpwire.EraModern {
 			// A legacy client in front of a 2026-07-28-only server.
 			return mcpproxy.NewBridge(ctx, ps.stateless, up, g.proxyHooks(agent, ps), ps.down.discover)
 		}

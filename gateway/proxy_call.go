@@ -13,7 +13,6 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy"
-	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/tracing"
 )
@@ -36,7 +35,7 @@ func (g *Gateway) callServerTool(ctx context.Context, agent, server string, tc m
 		req.ParseErr, req.Name = errNoID, call.Name
 	default:
 		req.Call = call
-		req.Asker = mcpserve.NewAsker(tc.Client, tc.ID, call.ProgressToken())
+		req.Asker = newAsker(tc.Client, tc.ID, call.ProgressToken())
 		req.Protocol = tc.Client.Version
 		var span trace.Span
 		ctx, span = g.startCallSpan(ctx, call, agent, server)

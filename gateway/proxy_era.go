@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/toolgate/toolgate/mcpproxy"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // downstream is what the gateway knows of the era a proxied server speaks,
@@ -14,7 +16,7 @@ import (
 // and kept for the gateway's life, as the protocol advises.
 type downstream struct {
 	once     sync.Once
-	era      mcpproxy.Era
+	era      mcpwire.Era
 	discover json.RawMessage // the server's DiscoverResult, when modern
 	err      error
 
@@ -28,7 +30,7 @@ type forwarderOnce struct {
 }
 
 // serverEra probes ps once and returns its era.
-func (g *Gateway) serverEra(ctx context.Context, ps *proxyServer) (mcpproxy.Era, error) {
+func (g *Gateway) serverEra(ctx context.Context, ps *proxyServer) (mcpwire.Era, error) {
 	d := &ps.down
 	d.once.Do(func() {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ps.cfg.Timeout+30e9)
@@ -44,7 +46,7 @@ func (g *Gateway) serverEra(ctx context.Context, ps *proxyServer) (mcpproxy.Era,
 
 // eraConfig is ps's config for its era: a stateless copy for a 2026-07-28
 // server.
-func (g *Gateway) eraConfig(ctx context.Context, ps *proxyServer) (*mcpproxy.Config, mcpproxy.Era, error) {
+func (g *Gateway) eraConfig(ctx context.Context, ps *proxyServer) (*transport.Config, mcpwire.Era, error) {
 	era, err := g.serverEra(ctx, ps)
 	if err != nil {
 		return nil, era, err
@@ -74,7 +76,7 @@ func (g *Gateway) forwarder(ctx context.Context, agent string, ps *proxyServer) 
 			g.downstreamUp(ps.id, err)
 			return
 		}
-		if era == mcpproxy.Legacy {
+		if era == mcpwire.EraLegacy {
 			if err := f.Initialize(bctx, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()}); err != nil {
 				f.Close()
 				fo.err = fmt.Errorf("server %q: %w", ps.id, err)

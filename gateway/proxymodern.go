@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // proxyModern serves the stateless (2026-07-28) requests of one agent on a
@@ -25,7 +26,7 @@ type proxyModern struct {
 }
 
 // Serve implements mcpserve.Handler.
-func (h *proxyModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpserve.Peer) {
+func (h *proxyModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpwire.Peer) {
 	out = h.g.redacting(out)
 	result, rpcErr := h.serve(ctx, m, req, out)
 	if result == nil && rpcErr == nil {
@@ -37,7 +38,7 @@ func (h *proxyModern) Serve(ctx context.Context, m *jsonrpc.Message, req mcpserv
 	out.Send((&jsonrpc.Message{ID: m.ID, Result: result, Error: rpcErr}).Encode(), m.ID, false)
 }
 
-func (h *proxyModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpserve.Peer) (json.RawMessage, json.RawMessage) {
+func (h *proxyModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request, out mcpwire.Peer) (json.RawMessage, json.RawMessage) {
 	g, ps := h.g, h.ps
 	f, err := g.forwarder(ctx, h.agent, ps)
 	if err != nil {
@@ -90,7 +91,7 @@ func (h *proxyModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserv
 		return nil, jsonrpc.ErrorObject(jsonrpc.CodeUnavailable, err.Error())
 	}
 	if rpcErr == nil && m.Method == "tools/list" {
-		result = mcpserve.SetResultMembers(g.filterTools(h.agent, ps, result), "cacheScope", `"private"`)
+		result = mcpwire.SetResultMembers(g.filterTools(h.agent, ps, result), "cacheScope", `"private"`)
 	}
 	return result, rpcErr
 }
@@ -100,7 +101,7 @@ func (h *proxyModern) serve(ctx context.Context, m *jsonrpc.Message, req mcpserv
 // forwarded.
 func (h *proxyModern) Notify(ctx context.Context, m *jsonrpc.Message, req mcpserve.Request) {
 	if m.Method == "tools/call" {
-		h.g.callServerTool(ctx, h.agent, h.ps.id, mcpproxy.ToolCall{Params: m.Params, Client: mcpserve.Client{Version: req.Version}}, nil)
+		h.g.callServerTool(ctx, h.agent, h.ps.id, mcpproxy.ToolCall{Params: m.Params, Client: mcpwire.Client{Version: req.Version}}, nil)
 	}
 }
 
@@ -112,7 +113,7 @@ func (g *Gateway) proxyDiscover(ctx context.Context, ps *proxyServer) json.RawMe
 		// Every version is served on this endpoint (toolgate bridges the
 		// eras), so every version is listed — as the unsupported-version
 		// error lists them too.
-		return mcpserve.SetResultMembers(ps.down.discover, "cacheScope", `"private"`, "supportedVersions", string(versionList()))
+		return mcpwire.SetResultMembers(ps.down.discover, "cacheScope", `"private"`, "supportedVersions", string(mcpwire.AppendVersionList(nil)))
 	}
 	return g.discoverResult(ps.id)
 }
@@ -164,16 +165,4 @@ func (g *Gateway) checkParamHeaders(ctx context.Context, agent string, ps *proxy
 		return jsonrpc.ErrorObject(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+err.Error())
 	}
 	return nil
-}
-
-// versionList is every version toolgate serves, as a JSON array.
-func versionList() []byte {
-	b := []byte{'['}
-	for i, v := range mcpserve.SupportedVersions() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, jsonrpc.Quote(v)...)
-	}
-	return append(b, ']')
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/strictjson"
 )
@@ -37,7 +38,7 @@ type modernHold struct {
 // approval's lifetime.
 func (h modernHold) Task(ctx context.Context, r approvals.Request, resume func(context.Context) callpipe.Result) ([]byte, bool) {
 	store := h.g.taskStore()
-	if store == nil || !h.req.HasExtension(mcpserve.ExtensionTasks) {
+	if store == nil || !h.req.HasExtension(mcpwire.ExtensionTasks) {
 		return nil, false
 	}
 	ttl := h.g.approvals.TTL() + time.Minute
@@ -130,11 +131,11 @@ func (g *Gateway) taskOp(ctx context.Context, agent string, provider callpipe.Pr
 		return nil, jsonrpc.ErrorObject(jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
 	store := g.taskStore()
-	if !req.HasExtension(mcpserve.ExtensionTasks) {
-		ev.Decision, ev.Reason = "deny", ev.Reason+": the client did not declare "+mcpserve.ExtensionTasks
+	if !req.HasExtension(mcpwire.ExtensionTasks) {
+		ev.Decision, ev.Reason = "deny", ev.Reason+": the client did not declare "+mcpwire.ExtensionTasks
 		_ = g.pipe.Journal().Append(ev)
-		f, _ := jsonrpc.ParseFields(jsonrpc.ErrorObject(-32021, "Missing required client capability: "+mcpserve.ExtensionTasks))
-		return nil, f.Set("data", json.RawMessage(`{"requiredCapabilities":{"extensions":{"`+mcpserve.ExtensionTasks+`":{}}}}`)).Encode()
+		f, _ := jsonrpc.ParseFields(jsonrpc.ErrorObject(-32021, "Missing required client capability: "+mcpwire.ExtensionTasks))
+		return nil, f.Set("data", json.RawMessage(`{"requiredCapabilities":{"extensions":{"`+mcpwire.ExtensionTasks+`":{}}}}`)).Encode()
 	}
 	if store == nil || id == "" {
 		return notFound()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -81,7 +81,7 @@ func (g *Gateway) view(agent, surfaceID string) *agentView {
 	if s, ok := rev.surfaces[surfaceID]; ok {
 		v.jobs = g.hasJobTools(s, tools)
 		v.list = g.packToolList(rev, s, v)
-		v.modernList = mcpserve.SetResultMembers(v.list, "cacheScope", `"private"`, "resultType", `"complete"`, "ttlMs", listTTL)
+		v.modernList = mcpwire.SetResultMembers(v.list, "cacheScope", `"private"`, "resultType", `"complete"`, "ttlMs", listTTL)
 	}
 	actual, _ := rev.views.LoadOrStore(key, v)
 	return actual.(*agentView)

@@ -3,13 +3,13 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // maxInputRounds bounds how many input-required rounds the bridge plays
@@ -29,10 +29,10 @@ const maxInputRounds = 8
 // refused with a clear error.
 type Bridge struct {
 	f        *Forwarder
-	up       Upstream
+	up       mcpwire.Peer
 	hooks    Hooks
 	discover json.RawMessage
-	reqs     mcpserve.Requests
+	reqs     mcpwire.Requests
 	out      *jsonrpc.Outbound
 	ctx      context.Context
 	stop     context.CancelFunc
@@ -46,8 +46,12 @@ type Bridge struct {
 }
 
 // NewBridge connects to the 2026-07-28 server of cfg (a stateless copy) for
-// one legacy client session.
-func NewBridge(ctx context.Context, cfg *Config, up Upstream, hooks Hooks, discover json.RawMessage) (*Bridge, error) {
+// one legacy client session, deciding every tools/call through
+// hooks.CallTool (required: ErrNoCallTool without it).
+func NewBridge(ctx context.Context, cfg *transport.Config, up mcpwire.Peer, hooks Hooks, discover json.RawMessage) (*Bridge, error) {
+	if hooks.CallTool == nil {
+		return nil, fmt.Errorf("bridge to server %q: %w", cfg.ID, ErrNoCallTool)
+	}
 	f, err := NewForwarder(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -63,7 +67,8 @@ func (b *Bridge) Close() error {
 	return b.f.Close()
 }
 
-// HandleClient implements mcpserve.Session.
+// HandleClient takes one message from the legacy client (the gateway
+// serves a Bridge, like a Session, as the session of a client endpoint).
 func (b *Bridge) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
@@ -83,19 +88,18 @@ func (b *Bridge) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 		case "notifications/cancelled":
 			b.reqs.Cancel(m.Params)
 		case "tools/call":
-			if b.hooks.CallTool != nil {
-				b.hooks.CallTool(ctx, ToolCall{Params: m.Params, Client: b.client()})
-			}
+			// No id: refused and audited by the gateway, never forwarded.
+			b.hooks.CallTool(ctx, ToolCall{Params: m.Params, Client: b.client()})
 		}
 	case jsonrpc.KindResponse:
 		b.out.Deliver(m)
 	}
 }
 
-func (b *Bridge) client() mcpserve.Client {
+func (b *Bridge) client() mcpwire.Client {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return mcpserve.Client{Peer: b.up, Outbound: b.out, Version: b.version, Capabilities: b.caps}
+	return mcpwire.Client{Peer: b.up, Outbound: b.out, Version: b.version, Capabilities: b.caps}
 }
 
 func (b *Bridge) serve(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, json.RawMessage) {
@@ -111,14 +115,12 @@ func (b *Bridge) serve(ctx context.Context, m *jsonrpc.Message) (json.RawMessage
 		b.mu.Unlock()
 		return json.RawMessage(`{}`), nil
 	case "resources/subscribe", "resources/unsubscribe":
-		return nil, jsonrpc.ErrorObject(jsonrpc.CodeMethodNotFound, m.Method+" cannot be bridged: the server speaks protocol version 2026-07-28 only, where resource updates come on subscriptions/listen; connect with 2026-07-28 to subscribe")
+		return nil, jsonrpc.ErrorObject(jsonrpc.CodeMethodNotFound, m.Method+" cannot be bridged: the server speaks protocol version "+mcpwire.Modern+" only, where resource updates come on subscriptions/listen; connect with "+mcpwire.Modern+" to subscribe")
 	case "tools/call":
-		if b.hooks.CallTool != nil {
-			return b.hooks.CallTool(ctx, ToolCall{ID: m.ID, Params: m.Params, Client: b.client(),
-				Forward: func(ctx context.Context, name string, params []byte) (json.RawMessage, json.RawMessage, error) {
-					return b.do(ctx, m.ID, "tools/call", name, params, notify)
-				}})
-		}
+		return b.hooks.CallTool(ctx, ToolCall{ID: m.ID, Params: m.Params, Client: b.client(),
+			Forward: func(ctx context.Context, name string, params []byte) (json.RawMessage, json.RawMessage, error) {
+				return b.do(ctx, m.ID, "tools/call", name, params, notify)
+			}})
 	}
 	result, rpcErr, err := b.do(ctx, m.ID, m.Method, toolName(m.Params), m.Params, notify)
 	if err != nil {
@@ -136,7 +138,7 @@ func (b *Bridge) initialize(params json.RawMessage) json.RawMessage {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	_ = json.Unmarshal(params, &p)
-	version := mcpserve.NegotiateLegacy(p.ProtocolVersion)
+	version := mcpwire.NegotiateLegacy(p.ProtocolVersion)
 	b.mu.Lock()
 	b.version = version
 	b.caps = jsonrpc.Field(params, "capabilities")
@@ -146,7 +148,7 @@ func (b *Bridge) initialize(params json.RawMessage) json.RawMessage {
 	if caps == nil {
 		caps = json.RawMessage(`{}`)
 	}
-	serverInfo := jsonrpc.Field(jsonrpc.Field(b.discover, "_meta"), mcpserve.MetaServerInfo)
+	serverInfo := jsonrpc.Field(jsonrpc.Field(b.discover, "_meta"), mcpwire.MetaServerInfo)
 	if serverInfo == nil {
 		serverInfo = json.RawMessage(`{"name":"toolgate-bridge","version":"1"}`)
 	}
@@ -240,12 +242,12 @@ func (b *Bridge) meta(params json.RawMessage) json.RawMessage {
 	if caps == nil {
 		caps = json.RawMessage(`{}`)
 	}
-	meta = meta.Set(mcp.MetaKeyProtocolVersion, jsonrpc.Quote(mcp.ProtocolVersion20260728)).Set(mcp.MetaKeyClientCapabilities, caps)
+	meta = meta.Set(mcpwire.MetaProtocolVersion, jsonrpc.Quote(mcpwire.Modern)).Set(mcpwire.MetaClientCapabilities, caps)
 	if info != nil {
-		meta = meta.Set(mcp.MetaKeyClientInfo, info)
+		meta = meta.Set(mcpwire.MetaClientInfo, info)
 	}
 	if level != nil {
-		meta = meta.Set("io.modelcontextprotocol/logLevel", level)
+		meta = meta.Set(mcpwire.MetaLogLevel, level)
 	}
 	return f.Set("_meta", meta.Encode()).Encode()
 }
@@ -260,7 +262,7 @@ func withoutMeta(params json.RawMessage) json.RawMessage {
 	if err != nil {
 		return params
 	}
-	meta = meta.Delete(subscriptionIDKey)
+	meta = meta.Delete(mcpwire.MetaSubscriptionID)
 	if len(meta) == 0 {
 		return f.Delete("_meta").Encode()
 	}

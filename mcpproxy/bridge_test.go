@@ -12,13 +12,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
 )
 
 // startBridge puts a legacy client (rec) in front of the 2026-07-28
 // server at url, as the gateway does for a 2026-only server.
 func startBridge(t *testing.T, url string, rec *recorder, hooks Hooks) *Bridge {
 	t.Helper()
-	cfg := &Config{ID: "modern", URL: url, Timeout: 10 * time.Second}
+	cfg := &transport.Config{ID: "modern", URL: url, Timeout: 10 * time.Second}
 	era, discover, err := Probe(context.Background(), cfg, ClientInfo{Name: "toolgate", Version: "1"})
 	if err != nil || !era.Stateless() {
 		t.Fatalf("probe: %v %v", era, err)
@@ -37,9 +39,9 @@ func startBridge(t *testing.T, url string, rec *recorder, hooks Hooks) *Bridge {
 // from the server's discovery.
 func TestBridgeInitialize(t *testing.T) {
 	t.Parallel()
-	_, url := goServer(t)
+	_, url := servertest.GoServer(t)
 	rec := newRecorder()
-	startBridge(t, url, rec, Hooks{})
+	startBridge(t, url, rec, Hooks{CallTool: forwardAll})
 	init := rec.wait(t, `"id":0`)
 	if !strings.Contains(init.msg, `"protocolVersion":"2025-11-25"`) || !strings.Contains(init.msg, `"tools"`) || !strings.Contains(init.msg, `"serverInfo"`) {
 		t.Errorf("initialize %s", init.msg)
@@ -51,7 +53,7 @@ func TestBridgeInitialize(t *testing.T) {
 // the server's requestState go back on the retry.
 func TestBridgeInputRounds(t *testing.T) {
 	t.Parallel()
-	_, url := goServer(t)
+	_, url := servertest.GoServer(t)
 	rec := newRecorder()
 	var b *Bridge
 	var asked atomic.Int32
@@ -62,7 +64,7 @@ func TestBridgeInputRounds(t *testing.T) {
 		}
 		b.HandleClient(context.Background(), &jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"action":"accept","content":{"yes":true}}`)})
 	}
-	b = startBridge(t, url, rec, Hooks{})
+	b = startBridge(t, url, rec, Hooks{CallTool: forwardAll})
 	b.HandleClient(context.Background(), msg(t, callText("1", "confirm", "")))
 	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, `confirmed accept {\"yes\":true} state=st-1`) {
 		t.Errorf("answer %s", m.msg)
@@ -81,13 +83,13 @@ func TestBridgeInputRounds(t *testing.T) {
 // with an error fails the call with a reason.
 func TestBridgeClientRefuses(t *testing.T) {
 	t.Parallel()
-	_, url := goServer(t)
+	_, url := servertest.GoServer(t)
 	rec := newRecorder()
 	var b *Bridge
 	rec.onRequest = func(m *jsonrpc.Message) {
 		b.HandleClient(context.Background(), &jsonrpc.Message{ID: m.ID, Error: jsonrpc.ErrorObject(-1, "no UI here")})
 	}
-	b = startBridge(t, url, rec, Hooks{})
+	b = startBridge(t, url, rec, Hooks{CallTool: forwardAll})
 	b.HandleClient(context.Background(), msg(t, callText("1", "confirm", "")))
 	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "the client did not answer the server's elicitation/create: no UI here") {
 		t.Errorf("%s", m.msg)
@@ -98,10 +100,10 @@ func TestBridgeClientRefuses(t *testing.T) {
 // does not is answered by the bridge; resources/subscribe has no bridge.
 func TestBridgeLocalMethods(t *testing.T) {
 	t.Parallel()
-	_, url := goServer(t)
+	_, url := servertest.GoServer(t)
 	rec := newRecorder()
 	listed := 0
-	b := startBridge(t, url, rec, Hooks{ToolsList: func(r json.RawMessage) json.RawMessage { listed++; return r }})
+	b := startBridge(t, url, rec, Hooks{CallTool: forwardAll, ToolsList: func(r json.RawMessage) json.RawMessage { listed++; return r }})
 	cases := []struct{ in, want string }{
 		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `"id":1,"result":{}`},
 		{`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`, `"id":2,"result":{}`},
@@ -125,7 +127,7 @@ func TestBridgeLocalMethods(t *testing.T) {
 // one without an id reaches it with nothing to forward.
 func TestBridgeGoverned(t *testing.T) {
 	t.Parallel()
-	_, url := goServer(t)
+	_, url := servertest.GoServer(t)
 	rec := newRecorder()
 	var idless atomic.Int32
 	b := startBridge(t, url, rec, Hooks{CallTool: func(ctx context.Context, c ToolCall) (json.RawMessage, json.RawMessage) {
@@ -155,10 +157,10 @@ func TestBridgeGoverned(t *testing.T) {
 // subscription's _meta.
 func TestBridgeListChanged(t *testing.T) {
 	t.Parallel()
-	s, url := goServer(t)
+	s, url := servertest.GoServer(t)
 	rec := newRecorder()
 	changed := make(chan struct{}, 2)
-	startBridge(t, url, rec, Hooks{ToolsChanged: func(_ context.Context, sess *Session) {
+	startBridge(t, url, rec, Hooks{CallTool: forwardAll, ToolsChanged: func(_ context.Context, sess *Session) {
 		if sess != nil {
 			t.Error("a bridge's change names no session")
 		}
@@ -185,7 +187,7 @@ func TestBridgeListChanged(t *testing.T) {
 func TestBridgeCancel(t *testing.T) {
 	t.Parallel()
 	started, ended := make(chan struct{}), make(chan struct{})
-	url := scriptedHTTP(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+	url := servertest.ScriptedHTTP(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 		switch m.Method {
 		case "server/discover":
 			w.Header().Set("Content-Type", "application/json")
@@ -199,7 +201,7 @@ func TestBridgeCancel(t *testing.T) {
 		}
 	})
 	rec := newRecorder()
-	b := startBridge(t, url, rec, Hooks{})
+	b := startBridge(t, url, rec, Hooks{CallTool: forwardAll})
 	b.HandleClient(context.Background(), msg(t, callText(`"c"`, "slow", "")))
 	<-started
 	b.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c"}}`))

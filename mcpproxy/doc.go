@@ -1,7 +1,22 @@
 // Package mcpproxy relays MCP sessions between clients (harnesses, served
-// over streamable HTTP or stdio) and downstream MCP servers (reached over
-// stdio, streamable HTTP or legacy HTTP+SSE), leaving every decision about
-// what may cross to hooks the gateway supplies.
+// over streamable HTTP or stdio by mcpserve) and downstream MCP servers
+// (reached over stdio, streamable HTTP or legacy HTTP+SSE), leaving every
+// decision about what may cross to hooks the gateway supplies: a client's
+// session (NewSession, NewBridge) is refused without Hooks.CallTool, so no
+// tools/call crosses undecided.
+//
+// # Layers
+//
+// The package is the session layer: Session (one client session relayed
+// to one downstream connection: ids, cancellation, restarts), Bridge (a
+// legacy client in front of a 2026-07-28-only server), Forwarder (the
+// stateless requests of many clients over one connection), the era probe
+// and the proxy's own listings. Connections are its subpackage transport's
+// (a Conn per stdio process or HTTP session, framing and bounds). What
+// both this package and the client-facing transports speak — the Peer a
+// session writes to, the Client a hook sees, protocol versions and eras,
+// headers, stream hints, the in-flight request table — is mcpwire's: this
+// package imports neither mcpserve nor the call pipeline.
 //
 // # A raw JSON-RPC relay
 //

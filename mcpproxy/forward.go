@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // Forwarder relays the stateless (2026-07-28) requests of many clients of
@@ -74,9 +76,9 @@ func (lf *listenFilter) wants(m *jsonrpc.Message) bool {
 
 // NewForwarder connects to the server described by cfg (a stateless copy
 // for a 2026-07-28 server).
-func NewForwarder(ctx context.Context, cfg *Config) (*Forwarder, error) {
+func NewForwarder(ctx context.Context, cfg *transport.Config) (*Forwarder, error) {
 	f := &Forwarder{routes: map[string]*route{}, listeners: map[int]func([]byte){}}
-	s, err := NewSession(ctx, cfg, f, Hooks{})
+	s, err := dialSession(ctx, cfg, f, Hooks{})
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +114,7 @@ func (f *Forwarder) Do(ctx context.Context, method, tool string, params []byte, 
 		delete(f.routes, jsonrpc.IDKey(key))
 		f.mu.Unlock()
 	}()
-	timeout := f.s.cfg.timeout(tool)
+	timeout := f.s.cfg.RequestTimeout(tool)
 	if method == "subscriptions/listen" {
 		timeout = listenTimeout // a stream that lasts as long as its client
 	}
@@ -127,7 +129,7 @@ func (f *Forwarder) Initialize(ctx context.Context, info ClientInfo) error {
 	return f.s.Initialize(ctx, info)
 }
 
-// Send implements Upstream for the session underneath: messages routed to
+// Send implements mcpwire.Peer for the session underneath: messages routed to
 // a request go to its notify, the rest to every listener. A legacy
 // server's request to the client (sampling, elicitation) cannot reach a
 // stateless client: it is answered with an error.
@@ -135,7 +137,7 @@ func (f *Forwarder) Send(msg []byte, key json.RawMessage, droppable bool) {
 	if !droppable {
 		if m, err := jsonrpc.ParseMessage(msg); err == nil && m.Kind() == jsonrpc.KindRequest {
 			f.s.clientResponse(&jsonrpc.Message{ID: m.ID, Error: jsonrpc.ErrorObject(jsonrpc.CodeMethodNotFound,
-				"the client speaks protocol version 2026-07-28, which has no server-to-client requests; "+m.Method+" cannot be relayed")})
+				"the client speaks protocol version "+mcpwire.Modern+", which has no server-to-client requests; "+m.Method+" cannot be relayed")})
 			return
 		}
 	}

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
 )
 
 // TestForwarderProgressTokens: two clients using the same progress token
@@ -99,8 +102,8 @@ func TestForwarderListeners(t *testing.T) {
 // request is its own POST carrying its _meta.
 func TestForwarderStateless(t *testing.T) {
 	t.Parallel()
-	_, url := goServer(t)
-	f, err := NewForwarder(context.Background(), (&Config{ID: "go", URL: url, Timeout: 10 * time.Second}).Stateless())
+	_, url := servertest.GoServer(t)
+	f, err := NewForwarder(context.Background(), (&transport.Config{ID: "go", URL: url, Timeout: 10 * time.Second}).Stateless())
 	if err != nil {
 		t.Fatal(err)
 	}

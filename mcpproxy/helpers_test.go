@@ -3,23 +3,37 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
 )
 
-// tinyConfig describes the tiny stdio server (this test binary re-run);
-// env adds its switches.
-func tinyConfig(id string, env ...string) *Config {
-	return &Config{ID: id, Command: []string{os.Args[0]}, Env: append([]string{"TG_TINY_MCP=1", "GOCOVERDIR=" + os.Getenv("GOCOVERDIR")}, env...), Timeout: 10 * time.Second}
+// TestMain runs the tiny stdio server when this test binary is started as
+// one (tinyConfig).
+func TestMain(m *testing.M) { servertest.Main(m) }
+
+// tinyConfig describes the tiny stdio server; env adds its switches.
+func tinyConfig(id string, env ...string) *transport.Config {
+	return &transport.Config{ID: id, Command: servertest.TinyCommand(), Env: servertest.TinyEnv(env...), Timeout: 10 * time.Second}
+}
+
+// forwardAll is the CallTool hook of tests that govern nothing: every
+// call is forwarded as the client sent it (one sent without an id is
+// dropped, as the gateway never forwards one).
+func forwardAll(ctx context.Context, c ToolCall) (json.RawMessage, json.RawMessage) {
+	if c.Forward == nil {
+		return nil, nil
+	}
+	result, rpcErr, err := c.Forward(ctx, toolName(c.Params), c.Params)
+	if err != nil {
+		return nil, jsonrpc.ErrorObject(jsonrpc.CodeUnavailable, err.Error())
+	}
+	return result, rpcErr
 }
 
 // sent is one message a session gave its client.
@@ -106,7 +120,7 @@ const initMsg = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protoc
 
 // startSession opens a relay to cfg for rec and plays the client's
 // handshake.
-func startSession(t *testing.T, cfg *Config, rec *recorder, hooks Hooks) *Session {
+func startSession(t *testing.T, cfg *transport.Config, rec *recorder, hooks Hooks) *Session {
 	t.Helper()
 	s, err := NewSession(context.Background(), cfg, rec, hooks)
 	if err != nil {
@@ -125,33 +139,4 @@ func callText(id, tool, args string) string {
 		args = "{}"
 	}
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
-}
-
-// goServer is an mcp-go MCP server (a real peer) with the tools the HTTP
-// tests use, served over streamable HTTP.
-func goServer(t *testing.T, opts ...server.StreamableHTTPOption) (*server.MCPServer, string) {
-	t.Helper()
-	s := server.NewMCPServer("go-peer", "1.0.0", server.WithToolCapabilities(true), server.WithLogging())
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(req.GetString("text", "")), nil
-	})
-	s.AddTool(mcp.NewTool("progress"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if tok := req.Params.Meta; tok != nil && tok.ProgressToken != nil {
-			_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress", map[string]any{"progressToken": tok.ProgressToken, "progress": 1, "total": 2})
-		}
-		return mcp.NewToolResultText("progressed"), nil
-	})
-	s.AddTool(mcp.NewTool("confirm"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if r := server.ElicitationResponse(req.Params.InputResponses, "ok"); r != nil {
-			b, _ := json.Marshal(r.Content)
-			return mcp.NewToolResultText("confirmed " + string(r.Action) + " " + string(b) + " state=" + req.Params.RequestState), nil
-		}
-		return server.NewInputRequestBuilder("st-1").Elicit("ok", mcp.ElicitationParams{Message: "sure?", RequestedSchema: map[string]any{"type": "object"}}).ToolResult(), nil
-	})
-	s.AddTool(mcp.NewTool("nag"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return server.NewInputRequestBuilder("again").Elicit("more", mcp.ElicitationParams{Message: "more?", RequestedSchema: map[string]any{"type": "object"}}).ToolResult(), nil
-	})
-	srv := httptest.NewServer(server.NewStreamableHTTPServer(s, opts...))
-	t.Cleanup(srv.Close)
-	return s, srv.URL
 }

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
-// discardUpstream is the client side of a session the proxy holds for
+// discardPeer is the client side of a session the proxy holds for
 // itself.
-type discardUpstream struct{}
+type discardPeer struct{}
 
-func (discardUpstream) Send([]byte, json.RawMessage, bool) {}
+func (discardPeer) Send([]byte, json.RawMessage, bool) {}
 
 // ClientInfo names the proxy when it speaks to a server on its own behalf.
 type ClientInfo struct {
@@ -21,14 +24,14 @@ type ClientInfo struct {
 
 // ProtocolVersion is the MCP version the proxy asks for on its own
 // sessions (a server's protocol_version pin overrides it).
-const ProtocolVersion = "2025-11-25"
+const ProtocolVersion = mcpwire.LatestLegacy
 
 // ListTools opens a short-lived session of the proxy's own, pages through
 // tools/list and returns every tool as the server wrote it. A stateless
 // cfg (a 2026-07-28 server) needs no initialize: each request carries its
 // _meta.
-func ListTools(ctx context.Context, cfg *Config, info ClientInfo) ([]json.RawMessage, error) {
-	s, err := NewSession(ctx, cfg, discardUpstream{}, Hooks{})
+func ListTools(ctx context.Context, cfg *transport.Config, info ClientInfo) ([]json.RawMessage, error) {
+	s, err := dialSession(ctx, cfg, discardPeer{}, Hooks{})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
 )
 
 // TestListTools pages through tools/list on a session of the proxy's own
@@ -25,8 +27,8 @@ func TestListTools(t *testing.T) {
 	if len(tools) != 7 || !strings.Contains(string(tools[0]), `"$defs":{}`) || !strings.Contains(string(tools[6]), "extra03") {
 		t.Errorf("tools %s", tools)
 	}
-	_, url := goServer(t)
-	tools, err = ListTools(context.Background(), (&Config{ID: "go", URL: url, Timeout: 5 * time.Second}).Stateless(), info)
+	_, url := servertest.GoServer(t)
+	tools, err = ListTools(context.Background(), (&transport.Config{ID: "go", URL: url, Timeout: 5 * time.Second}).Stateless(), info)
 	if err != nil || len(tools) != 4 {
 		t.Errorf("stateless: %d tools, %v", len(tools), err)
 	}
@@ -54,7 +56,7 @@ func TestListToolsFailures(t *testing.T) {
 		}, "did not end after 1000 pages"},
 	}
 	for _, c := range cases {
-		_, err := ListTools(context.Background(), &Config{ID: "s", URL: scriptedHTTP(t, c.h), Timeout: 5 * time.Second}, info)
+		_, err := ListTools(context.Background(), &transport.Config{ID: "s", URL: servertest.ScriptedHTTP(t, c.h), Timeout: 5 * time.Second}, info)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
 		}
@@ -63,10 +65,10 @@ func TestListToolsFailures(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(jsonrpc.ErrorResponse(m.ID, -32602, "bad version"))
 	})
-	if _, err := ListTools(context.Background(), &Config{ID: "b", URL: bare, Timeout: 5 * time.Second}, info); err == nil || !strings.Contains(err.Error(), "initialize: bad version") {
+	if _, err := ListTools(context.Background(), &transport.Config{ID: "b", URL: bare, Timeout: 5 * time.Second}, info); err == nil || !strings.Contains(err.Error(), "initialize: bad version") {
 		t.Errorf("failed initialize: %v", err)
 	}
-	if _, err := ListTools(context.Background(), &Config{ID: "none"}, info); err == nil {
+	if _, err := ListTools(context.Background(), &transport.Config{ID: "none"}, info); err == nil {
 		t.Error("no server")
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestProbe: the era of a server is what server/discover says; an error
@@ -17,34 +20,34 @@ import (
 func TestProbe(t *testing.T) {
 	t.Parallel()
 	info := ClientInfo{Name: "toolgate", Version: "1"}
-	_, goURL := goServer(t)
-	unsupported := scriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
+	_, goURL := servertest.GoServer(t)
+	unsupported := servertest.ScriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"Unsupported","data":{"supported":["2026-07-28"]}}}`))
 	})
-	legacyHTTP := scriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, _ *jsonrpc.Message) {
+	legacyHTTP := servertest.ScriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, _ *jsonrpc.Message) {
 		http.Error(w, "Mcp-Session-Id header required", http.StatusBadRequest)
 	})
-	oldDiscover := scriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
+	oldDiscover := servertest.ScriptedHTTP(t, func(w http.ResponseWriter, _ *http.Request, m *jsonrpc.Message) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"supportedVersions":["2025-11-25"]}`)}).Encode())
 	})
 	cases := []struct {
 		name     string
-		cfg      *Config
-		era      Era
+		cfg      *transport.Config
+		era      mcpwire.Era
 		discover bool
 	}{
-		{"pinned modern", &Config{ID: "p", URL: "http://127.0.0.1:1", ProtocolVersion: "2026-07-28"}, Modern, false},
-		{"pinned legacy", &Config{ID: "p", URL: "http://127.0.0.1:1", ProtocolVersion: "2025-06-18"}, Legacy, false},
-		{"mcp-go, both eras", &Config{ID: "go", URL: goURL, Timeout: 5 * time.Second}, DualEra, true},
-		{"unsupported version error", &Config{ID: "u", URL: unsupported, Timeout: 5 * time.Second}, Modern, false},
-		{"legacy HTTP", &Config{ID: "l", URL: legacyHTTP, Timeout: 5 * time.Second}, Legacy, false},
-		{"discover without 2026", &Config{ID: "o", URL: oldDiscover, Timeout: 5 * time.Second}, Legacy, false},
-		{"legacy stdio", tinyConfig("tiny"), Legacy, false},
-		{"modern stdio", tinyConfig("tiny", "TG_TINY_MODERN=1"), Modern, true},
-		{"silent stdio", &Config{ID: "s", Command: []string{"sleep", "60"}, Timeout: 100 * time.Millisecond}, Legacy, false},
+		{"pinned modern", &transport.Config{ID: "p", URL: "http://127.0.0.1:1", ProtocolVersion: "2026-07-28"}, mcpwire.EraModern, false},
+		{"pinned legacy", &transport.Config{ID: "p", URL: "http://127.0.0.1:1", ProtocolVersion: "2025-06-18"}, mcpwire.EraLegacy, false},
+		{"mcp-go, both eras", &transport.Config{ID: "go", URL: goURL, Timeout: 5 * time.Second}, mcpwire.EraDual, true},
+		{"unsupported version error", &transport.Config{ID: "u", URL: unsupported, Timeout: 5 * time.Second}, mcpwire.EraModern, false},
+		{"legacy HTTP", &transport.Config{ID: "l", URL: legacyHTTP, Timeout: 5 * time.Second}, mcpwire.EraLegacy, false},
+		{"discover without 2026", &transport.Config{ID: "o", URL: oldDiscover, Timeout: 5 * time.Second}, mcpwire.EraLegacy, false},
+		{"legacy stdio", tinyConfig("tiny"), mcpwire.EraLegacy, false},
+		{"modern stdio", tinyConfig("tiny", "TG_TINY_MODERN=1"), mcpwire.EraModern, true},
+		{"silent stdio", &transport.Config{ID: "s", Command: []string{"sleep", "60"}, Timeout: 100 * time.Millisecond}, mcpwire.EraLegacy, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -55,13 +58,8 @@ func TestProbe(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := Probe(context.Background(), &Config{ID: "none"}, info); err == nil {
+	if _, _, err := Probe(context.Background(), &transport.Config{ID: "none"}, info); err == nil {
 		t.Error("probe of nothing")
-	}
-	for era, want := range map[Era]string{Legacy: "2025-11-25 or earlier", Modern: "2026-07-28 only", DualEra: "2026-07-28 and earlier"} {
-		if era.String() != want || era.Stateless() != (era != Legacy) {
-			t.Errorf("%d: %q", era, era.String())
-		}
 	}
 }
 

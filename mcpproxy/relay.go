@@ -6,7 +6,8 @@ import (
 	"strconv"
 
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // ToolCall is one tools/call of the client, handed to the gateway to
@@ -19,7 +20,7 @@ type ToolCall struct {
 	ID     json.RawMessage
 	Params json.RawMessage
 	// Client reaches the calling client (progress, elicitation).
-	Client mcpserve.Client
+	Client mcpwire.Client
 	// Forward sends params as the tools/call of tool name to the server and
 	// waits for its answer: the JSON-RPC result or error object, or err
 	// when the server could not answer (crash, timeout, cancellation).
@@ -29,7 +30,7 @@ type ToolCall struct {
 // HandleClient takes one message from the MCP client. Requests are served
 // concurrently under a context of their own (ctx, ended early by the
 // session's end or the client's notifications/cancelled); their answers go
-// to the Upstream routed by the request id.
+// to the session's Peer routed by the request id.
 func (s *Session) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
@@ -43,11 +44,12 @@ func (s *Session) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	case jsonrpc.KindNotification:
 		switch {
 		case m.Method == "tools/call":
-			// No id: refused and audited by the gateway, never forwarded.
+			// No id: refused and audited by the gateway, never forwarded
+			// (a session of the proxy's own drops it).
 			if s.hooks.CallTool != nil {
 				s.hooks.CallTool(ctx, ToolCall{Params: m.Params, Client: s.client()})
 			}
-		case mcpserve.IsNotificationMethod(m.Method):
+		case mcpwire.IsNotificationMethod(m.Method):
 			s.clientNotification(m)
 		}
 	case jsonrpc.KindResponse:
@@ -56,10 +58,10 @@ func (s *Session) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 }
 
 // client describes the calling client to the gateway.
-func (s *Session) client() mcpserve.Client {
+func (s *Session) client() mcpwire.Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return mcpserve.Client{Peer: s.up, Outbound: s.outbound, Version: s.version, Capabilities: s.clientCaps}
+	return mcpwire.Client{Peer: s.up, Outbound: s.outbound, Version: s.version, Capabilities: s.clientCaps}
 }
 
 // serve answers one client request.
@@ -70,20 +72,18 @@ func (s *Session) serve(ctx context.Context, m *jsonrpc.Message) {
 		result, rpcErr = s.initialize(ctx, m)
 	case "tools/call":
 		forward := func(ctx context.Context, name string, params []byte) (json.RawMessage, json.RawMessage, error) {
-			r := s.roundTrip(ctx, &jsonrpc.Message{Method: m.Method, Params: params}, m.ID, s.cfg.timeout(name), false)
+			r := s.roundTrip(ctx, &jsonrpc.Message{Method: m.Method, Params: params}, m.ID, s.cfg.RequestTimeout(name), false)
 			return r.result, r.rpcErr, r.err
 		}
 		if s.hooks.CallTool == nil {
-			// Ungoverned (the proxy's own tests): relay as sent.
-			var err error
-			if result, rpcErr, err = forward(ctx, toolName(m.Params), m.Params); err != nil {
-				rpcErr = jsonrpc.ErrorObject(jsonrpc.CodeUnavailable, err.Error())
-			}
+			// A session of the proxy's own (dialSession): no client's call
+			// crosses it undecided.
+			rpcErr = jsonrpc.ErrorObject(jsonrpc.CodeInternalError, "tools/call refused: this session has no CallTool hook to decide it")
 			break
 		}
 		result, rpcErr = s.hooks.CallTool(ctx, ToolCall{ID: m.ID, Params: m.Params, Client: s.client(), Forward: forward})
 	default:
-		r := s.roundTrip(ctx, m, m.ID, s.cfg.timeout(""), false)
+		r := s.roundTrip(ctx, m, m.ID, s.cfg.RequestTimeout(""), false)
 		result, rpcErr = r.result, r.rpcErr
 		if r.err != nil {
 			rpcErr = jsonrpc.ErrorObject(jsonrpc.CodeUnavailable, r.err.Error())
@@ -111,7 +111,7 @@ func (s *Session) initialize(ctx context.Context, m *jsonrpc.Message) (json.RawM
 			params = f.Set("protocolVersion", jsonrpc.Quote(s.cfg.ProtocolVersion)).Encode()
 		}
 	}
-	r := s.roundTrip(ctx, &jsonrpc.Message{Method: m.Method, Params: params}, m.ID, s.cfg.timeout(""), false)
+	r := s.roundTrip(ctx, &jsonrpc.Message{Method: m.Method, Params: params}, m.ID, s.cfg.RequestTimeout(""), false)
 	if r.err != nil {
 		return nil, jsonrpc.ErrorObject(jsonrpc.CodeUnavailable, r.err.Error())
 	}
@@ -201,7 +201,7 @@ func (s *Session) sendDown(msg []byte) {
 }
 
 // fromServer relays one message from the server.
-func (s *Session) fromServer(in Incoming) {
+func (s *Session) fromServer(in transport.Incoming) {
 	m, err := jsonrpc.ParseMessage(in.Msg)
 	if err != nil {
 		s.log.Debug("mcp server sent an invalid message", "server", s.cfg.ID, "err", err)
@@ -255,7 +255,7 @@ func (s *Session) routeLocked(via, token json.RawMessage) json.RawMessage {
 	return nil
 }
 
-func (s *Session) serverNotification(m *jsonrpc.Message, in Incoming) {
+func (s *Session) serverNotification(m *jsonrpc.Message, in transport.Incoming) {
 	switch m.Method {
 	case "notifications/progress":
 		s.mu.Lock()
@@ -297,16 +297,12 @@ func (s *Session) serverNotification(m *jsonrpc.Message, in Incoming) {
 // subscriptionRoute finds the client request a server notification
 // belongs to: the request whose stream carried it, or (on stdio) the
 // subscriptions/listen request its _meta names by our id.
-func (s *Session) subscriptionRoute(m *jsonrpc.Message, in Incoming) json.RawMessage {
+func (s *Session) subscriptionRoute(m *jsonrpc.Message, in transport.Incoming) json.RawMessage {
 	via := in.Via
-	if sub := jsonrpc.Field(jsonrpc.Field(m.Params, "_meta"), subscriptionIDKey); sub != nil && via == nil {
+	if sub := jsonrpc.Field(jsonrpc.Field(m.Params, "_meta"), mcpwire.MetaSubscriptionID); sub != nil && via == nil {
 		via = sub
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.routeLocked(via, nil)
 }
-
-// subscriptionIDKey tags the notifications of a subscriptions/listen
-// stream with the id of the request that opened it.
-const subscriptionIDKey = "io.modelcontextprotocol/subscriptionId"

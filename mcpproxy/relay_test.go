@@ -6,6 +6,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestRelayHooks: tools/call goes to the CallTool hook, which forwards
@@ -71,7 +76,7 @@ func TestRelayNoAnswer(t *testing.T) {
 func TestRelayNotifications(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
-	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll})
 	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`))
 	done := make(chan json.RawMessage, 1)
 	go func() {
@@ -94,5 +99,52 @@ func TestToolName(t *testing.T) {
 	t.Parallel()
 	if toolName(json.RawMessage(`{"name":"a"}`)) != "a" || toolName(json.RawMessage(`{"name":1}`)) != "" || toolName(nil) != "" {
 		t.Error("toolName")
+	}
+}
+
+// hintLog records the stream hints the downstream transport gives.
+type hintLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (h *hintLog) Streamed()              { h.add("streamed") }
+func (h *hintLog) Paused(d time.Duration) { h.add("paused " + d.String()) }
+func (h *hintLog) add(s string) {
+	h.mu.Lock()
+	h.events = append(h.events, s)
+	h.mu.Unlock()
+}
+
+// TestRelayRoutesByStream: what comes on a call's SSE stream belongs to
+// that call: its progress and the server's requests are routed to it, a
+// notification written just after the answer still reaches the client
+// first, and the client's transport hears (through the request's
+// context) that the answer streamed.
+func TestRelayRoutesByStream(t *testing.T) {
+	t.Parallel()
+	url := servertest.StreamedAnswer(t)
+	rec := newRecorder()
+	s := startSession(t, &transport.Config{ID: "r", URL: url, Timeout: 5 * time.Second}, rec, Hooks{CallTool: forwardAll})
+	hints := &hintLog{}
+	s.HandleClient(mcpwire.WithStreamHints(context.Background(), hints), msg(t, callText(`"c"`, "x", "")))
+	rec.wait(t, `"done":1`)
+	var order []string
+	for _, m := range rec.all()[1:] {
+		order = append(order, m.route)
+		if strings.Contains(m.msg, `"done":1`) {
+			break
+		}
+	}
+	if len(order) != 4 || order[0] != `"c"` || order[1] != `"c"` || order[2] != `"c"` {
+		t.Errorf("routes %q in %v", order, rec.all())
+	}
+	if all := rec.all(); !strings.Contains(all[len(all)-1].msg, `"done":1`) {
+		t.Errorf("the answer came before the notification written after it: %v", all)
+	}
+	hints.mu.Lock()
+	defer hints.mu.Unlock()
+	if len(hints.events) != 1 || hints.events[0] != "streamed" {
+		t.Errorf("hints %q", hints.events)
 	}
 }

@@ -5,23 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
 	"log/slog"
 	"sync"
 	"time"
-)
 
-// Upstream is the client side of a Session: where messages for the MCP
-// client go.
-type Upstream interface {
-	// Send delivers one message to the client. route is the id of the
-	// client request the message belongs to (its answer, or progress and
-	// server requests it caused), nil when none is known. A droppable
-	// message (a notification) may be dropped when the client does not
-	// keep up; nothing else is.
-	Send(msg []byte, route json.RawMessage, droppable bool)
-}
+	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
+	"github.com/toolgate/toolgate/mcpwire"
+)
 
 // Hooks are where the gateway governs what crosses a session.
 type Hooks struct {
@@ -31,7 +22,8 @@ type Hooks struct {
 	// CallTool handles one tools/call: it decides and, when the call is
 	// allowed, calls call.Forward with the params it decided on. It
 	// returns the result object for the client, or a JSON-RPC error
-	// object. Nil forwards every call as the client sent it.
+	// object. It is required: a client's session without it is refused
+	// (NewSession, NewBridge), so no call crosses undecided.
 	CallTool func(ctx context.Context, call ToolCall) (result, rpcErr json.RawMessage)
 	// ToolsChanged runs when the server's tools may have changed (it said
 	// so, or it came back after a restart), before the client is told. s
@@ -54,8 +46,8 @@ const (
 // Session relays one MCP client session to one downstream connection; see
 // the package doc for the model. It is safe for concurrent use.
 type Session struct {
-	cfg   *Config
-	up    Upstream
+	cfg   *transport.Config
+	up    mcpwire.Peer
 	hooks Hooks
 	log   *slog.Logger
 	ctx   context.Context
@@ -63,7 +55,7 @@ type Session struct {
 	wg    sync.WaitGroup
 
 	mu         sync.Mutex
-	conn       Conn
+	conn       transport.Conn
 	gen        int
 	ready      bool
 	closed     bool
@@ -83,7 +75,7 @@ type Session struct {
 	info       ClientInfo
 	clientCaps json.RawMessage
 	// requests are the client's requests in flight, each with its context.
-	requests mcpserve.Requests
+	requests mcpwire.Requests
 	// outbound correlates requests the gateway makes of the client.
 	outbound *jsonrpc.Outbound
 	// replay are requests that set session state (log level, resource
@@ -108,10 +100,26 @@ type serverReq struct {
 	gen int
 }
 
+// ErrNoCallTool refuses a client's session or bridge constructed without
+// Hooks.CallTool: every tools/call must be decided, so a relay that would
+// forward calls undecided is not built.
+var ErrNoCallTool = errors.New("mcpproxy: Hooks.CallTool is nil: a client's session needs the gateway's decision on every tools/call (pass a hook that forwards explicitly where nothing is governed)")
+
 // NewSession connects to the server described by cfg and starts relaying
-// its messages to up. Close ends it.
-func NewSession(ctx context.Context, cfg *Config, up Upstream, hooks Hooks) (*Session, error) {
-	conn, err := Dial(ctx, cfg)
+// its messages to up, deciding every tools/call through hooks.CallTool
+// (required: ErrNoCallTool without it). Close ends it.
+func NewSession(ctx context.Context, cfg *transport.Config, up mcpwire.Peer, hooks Hooks) (*Session, error) {
+	if hooks.CallTool == nil {
+		return nil, fmt.Errorf("session with server %q: %w", cfg.ID, ErrNoCallTool)
+	}
+	return dialSession(ctx, cfg, up, hooks)
+}
+
+// dialSession is a session the proxy holds for its own requests (a
+// listing, the era probe, the forwarder's connection): no client's calls
+// reach it, so it needs no CallTool hook.
+func dialSession(ctx context.Context, cfg *transport.Config, up mcpwire.Peer, hooks Hooks) (*Session, error) {
+	conn, err := transport.Dial(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -119,9 +127,9 @@ func NewSession(ctx context.Context, cfg *Config, up Upstream, hooks Hooks) (*Se
 }
 
 // newSession is a session on conn, already connected.
-func newSession(cfg *Config, up Upstream, hooks Hooks, conn Conn) *Session {
+func newSession(cfg *transport.Config, up mcpwire.Peer, hooks Hooks, conn transport.Conn) *Session {
 	sctx, stop := context.WithCancel(context.Background())
-	s := &Session{cfg: cfg, up: up, hooks: hooks, log: cfg.log(), ctx: sctx, stop: stop,
+	s := &Session{cfg: cfg, up: up, hooks: hooks, log: cfg.Log(), ctx: sctx, stop: stop,
 		pending: map[int64]*pending{}, byClientID: map[string]int64{}, tokens: map[string]json.RawMessage{},
 		serverReqs: map[string]serverReq{}, serverIDs: map[string]string{}, replay: map[string]*jsonrpc.Message{},
 		outbound: jsonrpc.NewOutbound("tg-")}
@@ -131,7 +139,7 @@ func newSession(cfg *Config, up Upstream, hooks Hooks, conn Conn) *Session {
 
 // install makes conn the session's connection and starts reading it. It
 // reports false, changing nothing, once the session is closed.
-func (s *Session) install(conn Conn, ready bool) bool {
+func (s *Session) install(conn transport.Conn, ready bool) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -147,7 +155,7 @@ func (s *Session) install(conn Conn, ready bool) bool {
 	return true
 }
 
-func (s *Session) read(conn Conn, gen int) {
+func (s *Session) read(conn transport.Conn, gen int) {
 	defer s.wg.Done()
 	recv := conn.Recv()
 	for {
@@ -251,7 +259,7 @@ func (s *Session) restart() {
 // reconnect dials again and replays the client's handshake and the
 // session state it set.
 func (s *Session) reconnect() error {
-	conn, err := Dial(s.ctx, s.cfg)
+	conn, err := transport.Dial(s.ctx, s.cfg)
 	if err != nil {
 		return err
 	}
@@ -266,10 +274,10 @@ func (s *Session) reconnect() error {
 	conn.SetProtocolVersion(version)
 	if !s.install(conn, false) {
 		_ = conn.Close()
-		return ErrClosed
+		return transport.ErrClosed
 	}
 	if params != nil {
-		r := s.roundTrip(s.ctx, &jsonrpc.Message{Method: "initialize", Params: params}, nil, s.cfg.timeout(""), true)
+		r := s.roundTrip(s.ctx, &jsonrpc.Message{Method: "initialize", Params: params}, nil, s.cfg.RequestTimeout(""), true)
 		if r.err == nil && r.rpcErr != nil {
 			r.err = fmt.Errorf("initialize: %s", r.rpcErr)
 		}
@@ -286,7 +294,7 @@ func (s *Session) reconnect() error {
 		}
 	}
 	for _, m := range replay {
-		_ = s.roundTrip(s.ctx, m, nil, s.cfg.timeout(""), true)
+		_ = s.roundTrip(s.ctx, m, nil, s.cfg.RequestTimeout(""), true)
 	}
 	s.mu.Lock()
 	s.ready = true
@@ -336,7 +344,7 @@ func (s *Session) forget(id int64, p *pending) {
 // Request sends the proxy's own request to the server (not on behalf of
 // the client) and returns the result, e.g. to list tools for the policy.
 func (s *Session) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	r := s.roundTrip(ctx, &jsonrpc.Message{Method: method, Params: params}, nil, s.cfg.timeout(""), false)
+	r := s.roundTrip(ctx, &jsonrpc.Message{Method: method, Params: params}, nil, s.cfg.RequestTimeout(""), false)
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -432,7 +440,7 @@ func (s *Session) drop(id int64) {
 // notification (an HTTP server that never answers its POST, a stdio one
 // that stopped reading). The send is bounded (cancelSendMax over HTTP,
 // the write deadline on stdio), so the goroutine does not outlive it.
-func (s *Session) cancelDownstream(conn Conn, id json.RawMessage, reason string) {
+func (s *Session) cancelDownstream(conn transport.Conn, id json.RawMessage, reason string) {
 	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
 	msg := (&jsonrpc.Message{Method: "notifications/cancelled", Params: params}).Encode()
 	go func() {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +15,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
+	"github.com/toolgate/toolgate/mcpproxy/transport"
 )
 
 // TestSessionRelay: requests and answers cross with their ids rewritten
@@ -19,7 +24,7 @@ import (
 func TestSessionRelay(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
-	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll})
 	s.HandleClient(context.Background(), msg(t, callText(`"c-1"`, "echo", `{"text":"hi"}`)))
 	got := rec.wait(t, `"hi"`)
 	if !strings.HasPrefix(got.msg, `{"jsonrpc":"2.0","id":"c-1","result":`) || got.route != `"c-1"` || got.droppable {
@@ -45,7 +50,7 @@ func TestSessionRestart(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
 	changed := make(chan struct{}, 4)
-	s := startSession(t, tinyConfig("tiny"), rec, Hooks{ToolsChanged: func(context.Context, *Session) { changed <- struct{}{} }})
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll, ToolsChanged: func(context.Context, *Session) { changed <- struct{}{} }})
 	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","id":"l","method":"logging/setLevel","params":{"level":"debug"}}`))
 	rec.wait(t, `"id":"l"`)
 	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","id":"s","method":"resources/subscribe","params":{"uri":"file:///a"}}`))
@@ -80,7 +85,7 @@ func TestSessionRestarting(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
 	fail := filepath.Join(t.TempDir(), "fail")
-	s := startSession(t, tinyConfig("tiny", "TG_TINY_FAIL_IF="+fail), rec, Hooks{})
+	s := startSession(t, tinyConfig("tiny", "TG_TINY_FAIL_IF="+fail), rec, Hooks{CallTool: forwardAll})
 	// From now on the server refuses to start again.
 	if err := os.WriteFile(fail, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -100,7 +105,7 @@ func TestSessionTimeout(t *testing.T) {
 	rec := newRecorder()
 	cfg := tinyConfig("tiny")
 	cfg.TimeoutFor = map[string]time.Duration{"hang": 50 * time.Millisecond}
-	s := startSession(t, cfg, rec, Hooks{})
+	s := startSession(t, cfg, rec, Hooks{CallTool: forwardAll})
 	s.HandleClient(context.Background(), msg(t, callText("1", "hang", "")))
 	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "did not answer tools/call within 50ms") {
 		t.Errorf("timeout answer %s", m.msg)
@@ -130,9 +135,9 @@ func waitCancelled(t *testing.T, s *Session, rec *recorder, id string) {
 func TestClientCancels(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
-	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll})
 	s.HandleClient(context.Background(), msg(t, callText(`"h"`, "hang", "")))
-	waitFor(t, "the call to be pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.byClientID) == 1 })
+	servertest.WaitFor(t, "the call to be pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.byClientID) == 1 })
 	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"h"}}`))
 	if m := rec.wait(t, `"id":"h"`); !strings.Contains(m.msg, "canceled") {
 		t.Errorf("cancelled call answered %s", m.msg)
@@ -140,7 +145,7 @@ func TestClientCancels(t *testing.T) {
 	waitCancelled(t, s, rec, "2")
 	ctx, cancel := context.WithCancel(context.Background())
 	s.HandleClient(ctx, msg(t, callText(`"g"`, "hang", "")))
-	waitFor(t, "the second call to be pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.byClientID) == 1 })
+	servertest.WaitFor(t, "the second call to be pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.byClientID) == 1 })
 	cancel()
 	rec.wait(t, `"id":"g"`)
 }
@@ -150,9 +155,9 @@ func TestClientCancels(t *testing.T) {
 func TestCloseFailsInFlight(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
-	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll})
 	s.HandleClient(context.Background(), msg(t, callText("1", "hang", "")))
-	waitFor(t, "the call to be pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.pending) == 1 })
+	servertest.WaitFor(t, "the call to be pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.pending) == 1 })
 	s.Close()
 	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "was closed") {
 		t.Errorf("%s", m.msg)
@@ -180,7 +185,7 @@ func TestServerRequestsAndProgress(t *testing.T) {
 		}
 		s.HandleClient(context.Background(), &jsonrpc.Message{ID: m.ID, Result: []byte(`{"model":"m"}`)})
 	}
-	s = startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s = startSession(t, tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll})
 	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"tok"}}}`))
 	if p := rec.wait(t, "notifications/progress"); p.route != `"p"` || !p.droppable || !strings.Contains(p.msg, `"progressToken":"tok"`) {
 		t.Errorf("progress %+v", p)
@@ -206,7 +211,7 @@ func TestServerRequestsAndProgress(t *testing.T) {
 func TestMalformedServerOutput(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
-	s := startSession(t, tinyConfig("tiny"), rec, Hooks{})
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll})
 	s.HandleClient(context.Background(), msg(t, callText("1", "garbage", "")))
 	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "after garbage") {
 		t.Errorf("%s", m.msg)
@@ -220,7 +225,7 @@ func TestOversizedMessage(t *testing.T) {
 	rec := newRecorder()
 	cfg := tinyConfig("tiny")
 	cfg.MaxMessage = 4096
-	s := startSession(t, cfg, rec, Hooks{})
+	s := startSession(t, cfg, rec, Hooks{CallTool: forwardAll})
 	s.HandleClient(context.Background(), msg(t, callText("1", "big", `{"n":100000}`)))
 	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "longer than 4096 bytes") {
 		t.Errorf("%s", m.msg)
@@ -233,7 +238,7 @@ func TestListChangedHook(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
 	ran := make(chan struct{}, 1)
-	s := startSession(t, tinyConfig("tiny"), rec, Hooks{ToolsChanged: func(context.Context, *Session) { ran <- struct{}{} }})
+	s := startSession(t, tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll, ToolsChanged: func(context.Context, *Session) { ran <- struct{}{} }})
 	s.HandleClient(context.Background(), msg(t, callText("1", "changed", "")))
 	rec.wait(t, "notifications/tools/list_changed")
 	select {
@@ -242,27 +247,15 @@ func TestListChangedHook(t *testing.T) {
 		t.Error("the client heard of the change before the hook ran")
 	}
 	plain := newRecorder()
-	p := startSession(t, tinyConfig("tiny"), plain, Hooks{})
+	p := startSession(t, tinyConfig("tiny"), plain, Hooks{CallTool: forwardAll})
 	p.HandleClient(context.Background(), msg(t, callText("1", "changed", "")))
 	plain.wait(t, "notifications/tools/list_changed")
 }
 
 func TestSessionDialFails(t *testing.T) {
 	t.Parallel()
-	if _, err := NewSession(context.Background(), &Config{ID: "x"}, newRecorder(), Hooks{}); err == nil || !strings.Contains(err.Error(), "neither command nor url") {
+	if _, err := NewSession(context.Background(), &transport.Config{ID: "x"}, newRecorder(), Hooks{CallTool: forwardAll}); err == nil || !strings.Contains(err.Error(), "neither command nor url") {
 		t.Errorf("%v", err)
-	}
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -272,11 +265,11 @@ type heldConn struct {
 	entered chan struct{}
 	done    chan struct{}
 	once    sync.Once
-	recv    chan Incoming
+	recv    chan transport.Incoming
 }
 
 func newHeldConn() *heldConn {
-	return &heldConn{entered: make(chan struct{}, 1), done: make(chan struct{}), recv: make(chan Incoming)}
+	return &heldConn{entered: make(chan struct{}, 1), done: make(chan struct{}), recv: make(chan transport.Incoming)}
 }
 
 func (c *heldConn) Send(_ context.Context, _ []byte, id json.RawMessage) error {
@@ -287,11 +280,11 @@ func (c *heldConn) Send(_ context.Context, _ []byte, id json.RawMessage) error {
 	<-c.done
 	return errors.New("write |1: file already closed")
 }
-func (c *heldConn) Recv() <-chan Incoming     { return c.recv }
-func (c *heldConn) Done() <-chan struct{}     { return c.done }
-func (c *heldConn) Err() error                { return ErrClosed }
-func (c *heldConn) Close() error              { c.once.Do(func() { close(c.done) }); return nil }
-func (c *heldConn) SetProtocolVersion(string) {}
+func (c *heldConn) Recv() <-chan transport.Incoming { return c.recv }
+func (c *heldConn) Done() <-chan struct{}           { return c.done }
+func (c *heldConn) Err() error                      { return transport.ErrClosed }
+func (c *heldConn) Close() error                    { c.once.Do(func() { close(c.done) }); return nil }
+func (c *heldConn) SetProtocolVersion(string)       {}
 
 // TestCloseDuringWrite: a call whose write to the server is cut by the
 // session's Close is answered "the session was closed" — what happened —
@@ -300,7 +293,7 @@ func TestCloseDuringWrite(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
 	conn := newHeldConn()
-	s := newSession(tinyConfig("tiny"), rec, Hooks{}, conn)
+	s := newSession(tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll}, conn)
 	go s.HandleClient(context.Background(), msg(t, callText("1", "hang", "")))
 	<-conn.entered
 	if err := s.Close(); err != nil {
@@ -308,5 +301,87 @@ func TestCloseDuringWrite(t *testing.T) {
 	}
 	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "was closed") || strings.Contains(m.msg, "file already closed") {
 		t.Errorf("answered %s, want the session closed", m.msg)
+	}
+}
+
+// TestNewSessionNeedsCallTool: a client's session or bridge without a
+// CallTool hook is refused before anything is dialled, with an error
+// naming the missing hook; a session of the proxy's own that gets a
+// client's tools/call anyway refuses it rather than forwarding it.
+func TestNewSessionNeedsCallTool(t *testing.T) {
+	t.Parallel()
+	// The command does not exist: dialling first would fail otherwise.
+	cfg := &transport.Config{ID: "x", Command: []string{"/nonexistent/server"}}
+	for _, hooks := range []Hooks{{}, {ToolsList: func(r json.RawMessage) json.RawMessage { return r }, ToolsChanged: func(context.Context, *Session) {}}} {
+		_, err := NewSession(context.Background(), cfg, newRecorder(), hooks)
+		if !errors.Is(err, ErrNoCallTool) || !strings.Contains(err.Error(), "Hooks.CallTool") || !strings.Contains(err.Error(), `server "x"`) {
+			t.Errorf("NewSession without CallTool: %v", err)
+		}
+		_, err = NewBridge(context.Background(), cfg.Stateless(), newRecorder(), hooks, nil)
+		if !errors.Is(err, ErrNoCallTool) || !strings.Contains(err.Error(), `server "x"`) {
+			t.Errorf("NewBridge without CallTool: %v", err)
+		}
+	}
+	rec := newRecorder()
+	own, err := dialSession(context.Background(), tinyConfig("tiny"), rec, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if err := own.Initialize(context.Background(), ClientInfo{Name: "t", Version: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	own.HandleClient(context.Background(), msg(t, callText("1", "echo", `{"text":"undecided"}`)))
+	own.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"no id"}}}`))
+	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "no CallTool hook") || strings.Contains(m.msg, "undecided") {
+		t.Errorf("own session answered %s", m.msg)
+	}
+	if rec.has("no id") {
+		t.Errorf("an id-less call was forwarded: %v", rec.all())
+	}
+}
+
+// TestStatelessCancelEndsPost: a request to a 2026-07-28 server is
+// cancelled by ending its POST, and its caller is answered at once.
+func TestStatelessCancelEndsPost(t *testing.T) {
+	t.Parallel()
+	hung, closed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		m, err := jsonrpc.ParseMessage(b)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if m.Kind() != jsonrpc.KindRequest {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		once.Do(func() { close(hung) })
+		<-r.Context().Done()
+		close(closed)
+	}))
+	defer srv.Close()
+	url := srv.URL
+	s, err := NewSession(context.Background(), (&transport.Config{ID: "m", URL: url, Timeout: 5 * time.Second}).Stateless(), newRecorder(), Hooks{CallTool: forwardAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan reply, 1)
+	go func() {
+		done <- s.roundTrip(ctx, &jsonrpc.Message{Method: "tools/call", Params: ModernMeta(json.RawMessage(`{"name":"hang","arguments":{}}`), ClientInfo{})}, nil, time.Minute, false)
+	}()
+	<-hung
+	cancel()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelling the request did not end its POST")
+	}
+	if r := <-done; r.err == nil || !errors.Is(r.err, context.Canceled) {
+		t.Errorf("cancelled request answered %+v", r)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // recordingPeer keeps what is sent to the client; answer, when set,
@@ -42,10 +42,10 @@ func (p *recordingPeer) sent() []string {
 func TestAskerProgress(t *testing.T) {
 	t.Parallel()
 	peer := &recordingPeer{}
-	if NewAsker(Client{Peer: peer}, jsonrpc.IntID(1), nil).Progress(context.Background(), 1, 2, "x") {
+	if NewAsker(mcpwire.Client{Peer: peer}, jsonrpc.IntID(1), nil).Progress(context.Background(), 1, 2, "x") {
 		t.Error("progress sent without a token")
 	}
-	a := NewAsker(Client{Peer: peer}, jsonrpc.IntID(4), json.Number("7"))
+	a := NewAsker(mcpwire.Client{Peer: peer}, jsonrpc.IntID(4), json.Number("7"))
 	if !a.Progress(context.Background(), 2, 60, `waiting "for" approval`) {
 		t.Fatal("no progress with a token")
 	}
@@ -63,14 +63,14 @@ func TestAskerCanElicit(t *testing.T) {
 	caps := json.RawMessage(`{"elicitation":{}}`)
 	cases := []struct {
 		name string
-		c    Client
+		c    mcpwire.Client
 		want bool
 	}{
-		{"session client with elicitation", Client{Peer: peer, Outbound: out, Version: "2025-11-25", Capabilities: caps}, true},
-		{"no capability", Client{Peer: peer, Outbound: out, Version: "2025-11-25", Capabilities: json.RawMessage(`{}`)}, false},
-		{"stateless client", Client{Peer: peer, Outbound: out, Version: Modern, Capabilities: caps}, false},
-		{"no outbound", Client{Peer: peer, Version: "2025-11-25", Capabilities: caps}, false},
-		{"no peer", Client{Outbound: out, Version: "2025-11-25", Capabilities: caps}, false},
+		{"session client with elicitation", mcpwire.Client{Peer: peer, Outbound: out, Version: "2025-11-25", Capabilities: caps}, true},
+		{"no capability", mcpwire.Client{Peer: peer, Outbound: out, Version: "2025-11-25", Capabilities: json.RawMessage(`{}`)}, false},
+		{"stateless client", mcpwire.Client{Peer: peer, Outbound: out, Version: mcpwire.Modern, Capabilities: caps}, false},
+		{"no outbound", mcpwire.Client{Peer: peer, Version: "2025-11-25", Capabilities: caps}, false},
+		{"no peer", mcpwire.Client{Outbound: out, Version: "2025-11-25", Capabilities: caps}, false},
 	}
 	for _, c := range cases {
 		a := NewAsker(c.c, jsonrpc.IntID(1), nil)
@@ -78,7 +78,7 @@ func TestAskerCanElicit(t *testing.T) {
 			t.Errorf("%s: CanElicit %v", c.name, got)
 		}
 		if !c.want {
-			if _, err := a.Elicit(context.Background(), "q"); !errors.Is(err, callpipe.ErrNoElicitation) {
+			if _, err := a.Elicit(context.Background(), "q"); !errors.Is(err, ErrNoElicitation) {
 				t.Errorf("%s: Elicit err %v", c.name, err)
 			}
 		}
@@ -92,15 +92,15 @@ func TestAskerElicit(t *testing.T) {
 	out := jsonrpc.NewOutbound("tg-")
 	cases := []struct {
 		answer string
-		want   callpipe.Answer
+		want   Answer
 		err    string
 	}{
-		{`{"action":"accept","content":{"approve":true}}`, callpipe.Approved, ""},
-		{`{"action":"accept","content":{"approve":false}}`, callpipe.Declined, ""},
-		{`{"action":"decline"}`, callpipe.Declined, ""},
-		{`{"action":"cancel"}`, callpipe.Cancelled, ""},
-		{`{"action":"shrug"}`, callpipe.Declined, "unknown action"},
-		{`[]`, callpipe.Declined, "elicitation result"},
+		{`{"action":"accept","content":{"approve":true}}`, Approved, ""},
+		{`{"action":"accept","content":{"approve":false}}`, Declined, ""},
+		{`{"action":"decline"}`, Declined, ""},
+		{`{"action":"cancel"}`, Cancelled, ""},
+		{`{"action":"shrug"}`, Declined, "unknown action"},
+		{`[]`, Declined, "elicitation result"},
 	}
 	for _, c := range cases {
 		peer := &recordingPeer{}
@@ -111,7 +111,7 @@ func TestAskerElicit(t *testing.T) {
 			}
 			out.Deliver(&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(answer)})
 		}
-		a := NewAsker(Client{Peer: peer, Outbound: out, Version: "2025-11-25", Capabilities: json.RawMessage(`{"elicitation":{}}`)}, jsonrpc.IntID(3), nil)
+		a := NewAsker(mcpwire.Client{Peer: peer, Outbound: out, Version: "2025-11-25", Capabilities: json.RawMessage(`{"elicitation":{}}`)}, jsonrpc.IntID(3), nil)
 		got, err := a.Elicit(context.Background(), "approve?")
 		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("%s: %v %v", c.answer, got, err)
@@ -121,11 +121,11 @@ func TestAskerElicit(t *testing.T) {
 	peer := &recordingPeer{answer: func(m *jsonrpc.Message) {
 		out.Deliver(&jsonrpc.Message{ID: m.ID, Error: jsonrpc.ErrorObject(-1, "no UI")})
 	}}
-	a := NewAsker(Client{Peer: peer, Outbound: out, Version: "2025-11-25", Capabilities: json.RawMessage(`{"elicitation":{}}`)}, jsonrpc.IntID(3), nil)
+	a := NewAsker(mcpwire.Client{Peer: peer, Outbound: out, Version: "2025-11-25", Capabilities: json.RawMessage(`{"elicitation":{}}`)}, jsonrpc.IntID(3), nil)
 	if _, err := a.Elicit(context.Background(), "q"); err == nil || !strings.Contains(err.Error(), "no UI") {
 		t.Errorf("error answer: %v", err)
 	}
-	silent := NewAsker(Client{Peer: &recordingPeer{}, Outbound: out, Version: "2025-11-25", Capabilities: json.RawMessage(`{"elicitation":{}}`)}, jsonrpc.IntID(3), nil)
+	silent := NewAsker(mcpwire.Client{Peer: &recordingPeer{}, Outbound: out, Version: "2025-11-25", Capabilities: json.RawMessage(`{"elicitation":{}}`)}, jsonrpc.IntID(3), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := silent.Elicit(ctx, "q"); !errors.Is(err, context.DeadlineExceeded) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // Limits of the client-facing streamable HTTP endpoint.
@@ -107,7 +108,7 @@ func (e *Endpoint) Close() {
 }
 
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	modern := IsStateless(r.Header.Get(HeaderProtocolVersion))
+	modern := mcpwire.IsStateless(r.Header.Get(mcpwire.HeaderProtocolVersion))
 	switch r.Method {
 	case http.MethodPost:
 		e.post(w, r)
@@ -115,7 +116,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if modern || e.opts.Legacy == nil {
 			// 2026-07-28 has no GET stream and no sessions to delete.
 			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, r.Method+" is not part of protocol version "+Modern+": change notifications come on a subscriptions/listen stream", http.StatusMethodNotAllowed)
+			http.Error(w, r.Method+" is not part of protocol version "+mcpwire.Modern+": change notifications come on a subscriptions/listen stream", http.StatusMethodNotAllowed)
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -167,12 +168,12 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m.Kind() == jsonrpc.KindResponse && e.opts.Legacy == nil {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "clients send no responses in protocol version "+Modern)
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "clients send no responses in protocol version "+mcpwire.Modern)
 		return
 	}
 	req, metaVersion := requestMeta(m)
-	headerVersion := r.Header.Get(HeaderProtocolVersion)
-	if IsStateless(metaVersion) || IsStateless(headerVersion) || e.opts.Legacy == nil {
+	headerVersion := r.Header.Get(mcpwire.HeaderProtocolVersion)
+	if mcpwire.IsStateless(metaVersion) || mcpwire.IsStateless(headerVersion) || e.opts.Legacy == nil {
 		e.modernPost(w, r, m, req, metaVersion, headerVersion)
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // The fuzz targets of the client-facing transports: whatever a client
@@ -52,7 +53,7 @@ func (s *seen) add(f func()) {
 // standInSession answers every request at once with an empty result.
 type standInSession struct {
 	s    *seen
-	peer Peer
+	peer mcpwire.Peer
 }
 
 func (ss *standInSession) HandleClient(_ context.Context, m *jsonrpc.Message) {
@@ -67,7 +68,7 @@ func (ss *standInSession) Close() error { return nil }
 // standInHandler answers every stateless request at once.
 type standInHandler struct{ s *seen }
 
-func (h standInHandler) Serve(_ context.Context, m *jsonrpc.Message, req Request, out Peer) {
+func (h standInHandler) Serve(_ context.Context, m *jsonrpc.Message, req Request, out mcpwire.Peer) {
 	h.s.add(func() { h.s.served = append(h.s.served, servedReq{m, req}) })
 	out.Send((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"resultType":"complete"}`)}).Encode(), m.ID, false)
 }
@@ -78,7 +79,7 @@ func (h standInHandler) Notify(_ context.Context, m *jsonrpc.Message, _ Request)
 
 func standInOptions(s *seen) Options {
 	return Options{
-		Legacy: func(_ context.Context, peer Peer) (Session, error) {
+		Legacy: func(_ context.Context, peer mcpwire.Peer) (Session, error) {
 			return &standInSession{s: s, peer: peer}, nil
 		},
 		Modern:      standInHandler{s},
@@ -114,21 +115,21 @@ func FuzzEndpointPost(f *testing.F) {
 		body, version, method, name string
 		session                     bool
 	}{
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modern + `,"name":"q","arguments":{}}}`, Modern, "tools/call", "q", false},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modern + `,"name":"q","arguments":{}}}`, Modern, "tools/call", "p", false},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modern + `,"name":"é","arguments":{}}}`, Modern, "tools/call", "=?base64?w6k=?=", false},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modern + `,"name":"q","Name":"r"}}`, Modern, "tools/call", "q", false},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modern + `}}`, Modern, "tools/list", "", false},
-		{`{"jsonrpc":"2.0","method":"tools/call","params":{` + modern + `,"name":"q"}}`, Modern, "tools/call", "q", false},
-		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{` + modern + `}}`, Modern, "initialize", "", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modern + `,"name":"q","arguments":{}}}`, mcpwire.Modern, "tools/call", "q", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modern + `,"name":"q","arguments":{}}}`, mcpwire.Modern, "tools/call", "p", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modern + `,"name":"é","arguments":{}}}`, mcpwire.Modern, "tools/call", "=?base64?w6k=?=", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modern + `,"name":"q","Name":"r"}}`, mcpwire.Modern, "tools/call", "q", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modern + `}}`, mcpwire.Modern, "tools/list", "", false},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{` + modern + `,"name":"q"}}`, mcpwire.Modern, "tools/call", "q", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{` + modern + `}}`, mcpwire.Modern, "initialize", "", false},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{}}}`, "", "", "", true},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{}}}`, "2025-06-18", "", "", true},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{}}}`, Modern, "tools/call", "q", true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{}}}`, mcpwire.Modern, "tools/call", "q", true},
 		{`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"q"}}`, "", "", "", true},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"ping"}`, "", "", "", true},
 		{fuzzInit, "", "", "", false},
 		{`{"jsonrpc":"2.0","id":2,"result":{}}`, "", "", "", true},
-		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call"}]`, Modern, "tools/call", "", false},
+		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call"}]`, mcpwire.Modern, "tools/call", "", false},
 	} {
 		f.Add([]byte(s.body), s.version, s.method, s.name, s.session, false)
 	}
@@ -139,14 +140,14 @@ func FuzzEndpointPost(f *testing.F) {
 		var sid string
 		if session {
 			r := serve(t, e, newPost([]byte(fuzzInit), "", "", "", ""))
-			if sid = r.Header().Get(HeaderSessionID); sid == "" {
+			if sid = r.Header().Get(mcpwire.HeaderSessionID); sid == "" {
 				t.Fatalf("initialize opened no session: %d %s", r.Code, r.Body)
 			}
 			s.add(func() { s.legacy = nil })
 		}
 		req := newPost(body, version, method, name, sid)
 		if lastEventID {
-			req.Header.Set(HeaderLastEventID, "1")
+			req.Header.Set(mcpwire.HeaderLastEventID, "1")
 		}
 		rec := serve(t, e, req)
 		checkAnswer(t, rec)
@@ -158,7 +159,7 @@ func FuzzEndpointPost(f *testing.F) {
 			if perr != nil || !sameMessage(got, m) {
 				t.Fatalf("a session got %q for the body %q", got.Encode(), body)
 			}
-			if _, v := requestMeta(m); IsStateless(v) || IsStateless(version) {
+			if _, v := requestMeta(m); mcpwire.IsStateless(v) || mcpwire.IsStateless(version) {
 				t.Fatalf("a 2026-07-28 message reached a session: %q (header %q)", body, version)
 			}
 		}
@@ -175,10 +176,10 @@ func FuzzEndpointPost(f *testing.F) {
 		}
 		// Every tools/call attempt the transport refused itself is told.
 		handled := len(s.served)+len(s.notified) > 0
-		era := IsStateless(version)
+		era := mcpwire.IsStateless(version)
 		if perr == nil {
 			_, v := requestMeta(m)
-			era = era || IsStateless(v)
+			era = era || mcpwire.IsStateless(v)
 		}
 		if !handled && MayBeToolsCall(body) && (perr != nil || era) && s.refused == 0 {
 			t.Fatalf("a tools/call attempt was refused (HTTP %d %s) but not told to Refused: %q (header %q)", rec.Code, rec.Body, body, version)
@@ -190,7 +191,7 @@ func newPost(body []byte, version, method, name, sid string) *http.Request {
 	req := httptest.NewRequest("POST", "/mcp/s", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range map[string]string{HeaderProtocolVersion: version, HeaderMethod: method, HeaderName: name, HeaderSessionID: sid} {
+	for k, v := range map[string]string{mcpwire.HeaderProtocolVersion: version, mcpwire.HeaderMethod: method, mcpwire.HeaderName: name, mcpwire.HeaderSessionID: sid} {
 		if v != "" {
 			req.Header.Set(k, v)
 		}
@@ -212,25 +213,25 @@ func checkServed(t *testing.T, h http.Header, sr servedReq) {
 	switch {
 	case m.Kind() != jsonrpc.KindRequest:
 		t.Fatalf("Serve got a non-request %q", m.Encode())
-	case h.Get(HeaderProtocolVersion) != Modern || v != Modern || sr.req.Version != Modern:
-		t.Fatalf("served with protocol header %q and _meta version %q: %q", h.Get(HeaderProtocolVersion), v, m.Encode())
+	case h.Get(mcpwire.HeaderProtocolVersion) != mcpwire.Modern || v != mcpwire.Modern || sr.req.Version != mcpwire.Modern:
+		t.Fatalf("served with protocol header %q and _meta version %q: %q", h.Get(mcpwire.HeaderProtocolVersion), v, m.Encode())
 	case !isObject(sr.req.Capabilities):
 		t.Fatalf("served without client capabilities: %q", m.Encode())
-	case h.Get(HeaderMethod) != m.Method:
-		t.Fatalf("served with Mcp-Method %q for method %q", h.Get(HeaderMethod), m.Method)
-	case h.Get(HeaderLastEventID) != "":
+	case h.Get(mcpwire.HeaderMethod) != m.Method:
+		t.Fatalf("served with Mcp-Method %q for method %q", h.Get(mcpwire.HeaderMethod), m.Method)
+	case h.Get(mcpwire.HeaderLastEventID) != "":
 		t.Fatalf("served with Last-Event-ID: %q", m.Encode())
-	case RemovedInModern(m.Method):
-		t.Fatalf("served a method removed in %s: %q", Modern, m.Method)
+	case mcpwire.RemovedInModern(m.Method):
+		t.Fatalf("served a method removed in %s: %q", mcpwire.Modern, m.Method)
 	}
 	field, required := nameField(m.Method)
-	if field == "" || (!required && h.Get(HeaderName) == "") {
+	if field == "" || (!required && h.Get(mcpwire.HeaderName) == "") {
 		return
 	}
-	decoded, ok := mcp.DecodeHeaderValue(h.Get(HeaderName))
+	decoded, ok := mcp.DecodeHeaderValue(h.Get(mcpwire.HeaderName))
 	var body string
 	if err := json.Unmarshal(jsonrpc.Field(m.Params, field), &body); !ok || err != nil || decoded != body {
-		t.Fatalf("served with Mcp-Name %q (decoded %q, ok %v) for params.%s %q (%v): %q", h.Get(HeaderName), decoded, ok, field, body, err, m.Encode())
+		t.Fatalf("served with Mcp-Name %q (decoded %q, ok %v) for params.%s %q (%v): %q", h.Get(mcpwire.HeaderName), decoded, ok, field, body, err, m.Encode())
 	}
 }
 
@@ -328,7 +329,7 @@ func FuzzServeStdio(f *testing.F) {
 			if !ok {
 				t.Fatalf("a session got %q, which is no line of the input", got.Encode())
 			}
-			if _, v := requestMeta(m); IsStateless(v) {
+			if _, v := requestMeta(m); mcpwire.IsStateless(v) {
 				t.Fatalf("a 2026-07-28 message reached the session: %q", got.Encode())
 			}
 		}
@@ -336,7 +337,7 @@ func FuzzServeStdio(f *testing.F) {
 			if _, ok := lines[string(sr.m.Encode())]; !ok {
 				t.Fatalf("the handler got %q, which is no line of the input", sr.m.Encode())
 			}
-			if _, v := requestMeta(sr.m); v != Modern || !isObject(sr.req.Capabilities) || RemovedInModern(sr.m.Method) || sr.m.Kind() != jsonrpc.KindRequest {
+			if _, v := requestMeta(sr.m); v != mcpwire.Modern || !isObject(sr.req.Capabilities) || mcpwire.RemovedInModern(sr.m.Method) || sr.m.Kind() != jsonrpc.KindRequest {
 				t.Fatalf("served %q (version %q)", sr.m.Encode(), v)
 			}
 		}

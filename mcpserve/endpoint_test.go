@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestEndpointMethods: only POST, GET and DELETE exist; a 2026-07-28
@@ -26,8 +27,8 @@ func TestEndpointMethods(t *testing.T) {
 		allow             string
 	}{
 		{"put", te.url, http.MethodPut, nil, http.StatusMethodNotAllowed, "GET, POST, DELETE"},
-		{"modern get", te.url, http.MethodGet, []string{HeaderProtocolVersion, Modern}, http.StatusMethodNotAllowed, "POST"},
-		{"modern delete", te.url, http.MethodDelete, []string{HeaderProtocolVersion, Modern}, http.StatusMethodNotAllowed, "POST"},
+		{"modern get", te.url, http.MethodGet, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern}, http.StatusMethodNotAllowed, "POST"},
+		{"modern delete", te.url, http.MethodDelete, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern}, http.StatusMethodNotAllowed, "POST"},
 		{"get, no session era", modernOnly.URL, http.MethodGet, nil, http.StatusMethodNotAllowed, "POST"},
 		{"delete, no session era", modernOnly.URL, http.MethodDelete, nil, http.StatusMethodNotAllowed, "POST"},
 		{"get without accept", te.url, http.MethodGet, []string{"Accept", "application/json"}, http.StatusNotAcceptable, ""},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // scripted is the Session behind the endpoint in these tests: it stands
@@ -21,8 +22,8 @@ import (
 // packages that import this one. The transports under test are real; the
 // session answers as each test scripts it.
 type scripted struct {
-	peer   Peer
-	handle func(ctx context.Context, m *jsonrpc.Message, peer Peer)
+	peer   mcpwire.Peer
+	handle func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer)
 
 	mu        sync.Mutex
 	seen      []*jsonrpc.Message
@@ -43,7 +44,7 @@ func (s *scripted) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 				ProtocolVersion string `json:"protocolVersion"`
 			}
 			_ = json.Unmarshal(m.Params, &p)
-			res := `{"protocolVersion":` + string(jsonrpc.Quote(NegotiateLegacy(p.ProtocolVersion))) + `,"capabilities":{},"serverInfo":{"name":"t","version":"1"}}`
+			res := `{"protocolVersion":` + string(jsonrpc.Quote(mcpwire.NegotiateLegacy(p.ProtocolVersion))) + `,"capabilities":{},"serverInfo":{"name":"t","version":"1"}}`
 			s.peer.Send((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(res)}).Encode(), m.ID, false)
 			return
 		}
@@ -87,7 +88,7 @@ func (s *scripted) methods() []string {
 }
 
 // reply answers m with result.
-func reply(peer Peer, m *jsonrpc.Message, result string) {
+func reply(peer mcpwire.Peer, m *jsonrpc.Message, result string) {
 	peer.Send((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(result)}).Encode(), m.ID, false)
 }
 
@@ -100,11 +101,11 @@ type testEndpoint struct {
 	sess []*scripted
 }
 
-func newTestEndpoint(t *testing.T, opts Options, handle func(ctx context.Context, m *jsonrpc.Message, peer Peer)) *testEndpoint {
+func newTestEndpoint(t *testing.T, opts Options, handle func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer)) *testEndpoint {
 	t.Helper()
 	te := &testEndpoint{}
 	if opts.Legacy == nil {
-		opts.Legacy = func(_ context.Context, peer Peer) (Session, error) {
+		opts.Legacy = func(_ context.Context, peer mcpwire.Peer) (Session, error) {
 			s := &scripted{peer: peer, handle: handle}
 			te.mu.Lock()
 			te.sess = append(te.sess, s)
@@ -247,4 +248,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // hintsOf reads the stream hints a request carries.
-func hintsOf(ctx context.Context) StreamHints { return StreamHintsFrom(ctx) }
+func hintsOf(ctx context.Context) mcpwire.StreamHints { return mcpwire.StreamHintsFrom(ctx) }

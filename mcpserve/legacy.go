@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // httpSession is one client session: the relay and the client's open
@@ -179,9 +180,9 @@ func (hs *httpSession) resumable(r *http.Request) bool {
 func (hs *httpSession) resumableLocked(r *http.Request) bool {
 	v := hs.version
 	if v == "" {
-		v = r.Header.Get(HeaderProtocolVersion)
+		v = r.Header.Get(mcpwire.HeaderProtocolVersion)
 	}
-	return resumableVersion(v)
+	return mcpwire.ResumableVersion(v)
 }
 
 // noteAnswer records the version an initialize response settled on.
@@ -259,7 +260,7 @@ func newSessionID() string {
 }
 
 func (e *Endpoint) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
-	sid := r.Header.Get("Mcp-Session-Id")
+	sid := r.Header.Get(mcpwire.HeaderSessionID)
 	if sid == "" {
 		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Mcp-Session-Id header required: initialize first")
 		return nil
@@ -279,7 +280,7 @@ func (e *Endpoint) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 // session, everything else must name one (Mcp-Session-Id).
 func (e *Endpoint) legacyPost(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 	var hs *httpSession
-	if m.Kind() == jsonrpc.KindRequest && m.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
+	if m.Kind() == jsonrpc.KindRequest && m.Method == "initialize" && r.Header.Get(mcpwire.HeaderSessionID) == "" {
 		if hs = e.create(w, r, m); hs == nil {
 			return
 		}
@@ -299,7 +300,7 @@ func (e *Endpoint) legacyPost(w http.ResponseWriter, r *http.Request, m *jsonrpc
 	st := hs.newRequestStream(m.ID, m.Method, sse && hs.resumable(r))
 	// The request lives as long as its stream, not its POST: a client
 	// that can resume the stream may come back for it on a GET.
-	ctx, cancel := context.WithCancel(WithStreamHints(context.WithoutCancel(r.Context()), st))
+	ctx, cancel := context.WithCancel(mcpwire.WithStreamHints(context.WithoutCancel(r.Context()), st))
 	a := newAttachment()
 	st.mu.Lock()
 	st.writer = a
@@ -310,7 +311,7 @@ func (e *Endpoint) legacyPost(w http.ResponseWriter, r *http.Request, m *jsonrpc
 		cancel()
 	}
 	hs.sess.HandleClient(ctx, m)
-	w.Header().Set("Mcp-Session-Id", hs.id)
+	w.Header().Set(mcpwire.HeaderSessionID, hs.id)
 	if !sse {
 		e.answerJSON(w, r, hs, st)
 		hs.release(st)

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestSessionLifecycle: initialize opens a session; every other message
 // must name it; DELETE ends it (and the session behind it).
 func TestSessionLifecycle(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{}, func(_ context.Context, m *jsonrpc.Message, peer Peer) { reply(peer, m, `{}`) })
+	te := newTestEndpoint(t, Options{}, func(_ context.Context, m *jsonrpc.Message, peer mcpwire.Peer) { reply(peer, m, `{}`) })
 	resp := post(t, context.Background(), te.url, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if body := readAll(t, resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "initialize first") {
 		t.Errorf("no session: %s %s", resp.Status, body)
@@ -76,7 +77,7 @@ func TestSessionCap(t *testing.T) {
 // 502 with the reason.
 func TestFactoryFails(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{Legacy: func(context.Context, Peer) (Session, error) {
+	te := newTestEndpoint(t, Options{Legacy: func(context.Context, mcpwire.Peer) (Session, error) {
 		return nil, errors.New("server \"x\" cannot start")
 	}}, nil)
 	resp := post(t, context.Background(), te.url, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
@@ -116,7 +117,7 @@ func TestNotifications(t *testing.T) {
 // JSON; what the request caused meanwhile waits for its GET stream.
 func TestJSONOnlyClient(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{}, func(_ context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(_ context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		peer.Send(jsonrpc.Notification("notifications/message", []byte(`{"level":"info","data":"hi"}`)), m.ID, true)
 		reply(peer, m, `{"ok":true}`)
 	})
@@ -169,7 +170,7 @@ func TestGETStreamConflict(t *testing.T) {
 func TestUnroutedGoesToNewestStream(t *testing.T) {
 	t.Parallel()
 	release := newGate()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		peer.Send(jsonrpc.Notification("notifications/resources/list_changed", nil), nil, false)
 		if release.wait(ctx) {
 			reply(peer, m, `{}`)
@@ -190,7 +191,7 @@ func TestUnroutedGoesToNewestStream(t *testing.T) {
 // the session ends gets 404 (JSON) or the end of its stream.
 func TestSessionClosedWhileWaiting(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, _ *jsonrpc.Message, _ Peer) { <-ctx.Done() })
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, _ *jsonrpc.Message, _ mcpwire.Peer) { <-ctx.Done() })
 	sid := initialize(t, te.url, "2025-11-25")
 	done := make(chan *http.Response, 1)
 	go func() {
@@ -221,7 +222,7 @@ func TestSessionClosedWhileWaiting(t *testing.T) {
 func TestIdleJanitor(t *testing.T) {
 	t.Parallel()
 	release := newGate()
-	te := newTestEndpoint(t, Options{IdleTTL: 40 * time.Millisecond}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{IdleTTL: 40 * time.Millisecond}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		if release.wait(ctx) {
 			reply(peer, m, `{}`)
 		}
@@ -257,12 +258,12 @@ func mustReq(ctx context.Context, url, sid string) *http.Request {
 // settled on, not what a later request's header claims.
 func TestVersionFromInitialize(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{}, func(_ context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(_ context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		peer.Send(progress(1), m.ID, true)
 		reply(peer, m, `{}`)
 	})
 	sid := initialize(t, te.url, "2025-06-18")
-	resp := post(t, context.Background(), te.url, `{"jsonrpc":"2.0","id":1,"method":"x"}`, "Mcp-Session-Id", sid, HeaderProtocolVersion, "2025-11-25")
+	resp := post(t, context.Background(), te.url, `{"jsonrpc":"2.0","id":1,"method":"x"}`, "Mcp-Session-Id", sid, mcpwire.HeaderProtocolVersion, "2025-11-25")
 	if body := readAll(t, resp); strings.Contains(body, "id: ") {
 		t.Errorf("a 2025-06-18 session got event ids: %q", body)
 	}

@@ -12,15 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/jsonrpc"
-)
-
-// HTTP headers of the streamable HTTP transport.
-const (
-	HeaderProtocolVersion = mcp.HeaderProtocolVersion
-	HeaderSessionID       = mcp.HeaderSessionID
-	HeaderLastEventID     = mcp.HeaderLastEventID
-	HeaderMethod          = mcp.HeaderMethod
-	HeaderName            = mcp.HeaderName
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // Handler serves the stateless (2026-07-28) requests of one agent on one
@@ -30,7 +22,7 @@ type Handler interface {
 	// through out as droppable messages, then the response, once, as a
 	// non-droppable one. It returns when the request is answered or ctx
 	// ends (the client went away: the request is cancelled).
-	Serve(ctx context.Context, m *jsonrpc.Message, req Request, out Peer)
+	Serve(ctx context.Context, m *jsonrpc.Message, req Request, out mcpwire.Peer)
 	// Notify takes an id-less message: a notification, or a request sent
 	// without an id (which it audits where that matters and never runs).
 	Notify(ctx context.Context, m *jsonrpc.Message, req Request)
@@ -66,13 +58,13 @@ func (e *Endpoint) modernPost(w http.ResponseWriter, r *http.Request, m *jsonrpc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if RemovedInModern(m.Method) {
-		writeRPCError(w, http.StatusNotFound, id, jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method+" was removed in protocol version "+Modern)
+	if mcpwire.RemovedInModern(m.Method) {
+		writeRPCError(w, http.StatusNotFound, id, jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method+" was removed in protocol version "+mcpwire.Modern)
 		return
 	}
 	dw := &directWriter{w: w, accept: accepts(r, "text/event-stream")}
 	dw.flusher, _ = w.(http.Flusher)
-	e.opts.Modern.Serve(WithStreamHints(r.Context(), dw), m, req, dw)
+	e.opts.Modern.Serve(mcpwire.WithStreamHints(r.Context(), dw), m, req, dw)
 	dw.close()
 }
 
@@ -83,46 +75,46 @@ func validateModern(h http.Header, m *jsonrpc.Message, req Request, metaVersion,
 		return func(id json.RawMessage) []byte { return jsonrpc.ErrorResponse(id, code, msg) }
 	}
 	switch {
-	case h.Get(HeaderLastEventID) != "":
-		return fail(jsonrpc.CodeHeaderMismatch, "Last-Event-ID is not supported in protocol version "+Modern+": streams are not resumable; re-issue the request with a new id")
+	case h.Get(mcpwire.HeaderLastEventID) != "":
+		return fail(jsonrpc.CodeHeaderMismatch, "Last-Event-ID is not supported in protocol version "+mcpwire.Modern+": streams are not resumable; re-issue the request with a new id")
 	case headerVersion == "":
-		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: the "+HeaderProtocolVersion+" header is required on a request carrying "+MetaProtocolVersion)
+		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: the "+mcpwire.HeaderProtocolVersion+" header is required on a request carrying "+mcpwire.MetaProtocolVersion)
 	case metaVersion == "":
-		return fail(jsonrpc.CodeInvalidParams, "Invalid params: missing _meta field "+MetaProtocolVersion)
+		return fail(jsonrpc.CodeInvalidParams, "Invalid params: missing _meta field "+mcpwire.MetaProtocolVersion)
 	case headerVersion != metaVersion:
-		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+HeaderProtocolVersion+" header "+headerVersion+" does not match body "+MetaProtocolVersion+" "+metaVersion)
-	case metaVersion != Modern:
+		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+mcpwire.HeaderProtocolVersion+" header "+headerVersion+" does not match body "+mcpwire.MetaProtocolVersion+" "+metaVersion)
+	case metaVersion != mcpwire.Modern:
 		return func(id json.RawMessage) []byte { return unsupportedVersion(id, metaVersion) }
 	case m.Kind() == jsonrpc.KindRequest && !isObject(req.Capabilities):
-		return fail(jsonrpc.CodeInvalidParams, "Invalid params: missing or invalid _meta field "+MetaClientCapabilities)
+		return fail(jsonrpc.CodeInvalidParams, "Invalid params: missing or invalid _meta field "+mcpwire.MetaClientCapabilities)
 	}
 	if m.Kind() != jsonrpc.KindRequest {
 		return nil
 	}
-	if got := h.Get(HeaderMethod); got != m.Method {
+	if got := h.Get(mcpwire.HeaderMethod); got != m.Method {
 		if got == "" {
-			return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: the "+HeaderMethod+" header is required")
+			return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: the "+mcpwire.HeaderMethod+" header is required")
 		}
-		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+HeaderMethod+" header "+quote(got)+" does not match body method "+quote(m.Method))
+		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+mcpwire.HeaderMethod+" header "+quote(got)+" does not match body method "+quote(m.Method))
 	}
 	field, required := nameField(m.Method)
 	if field == "" {
 		return nil
 	}
-	raw := h.Get(HeaderName)
+	raw := h.Get(mcpwire.HeaderName)
 	if raw == "" {
 		if !required {
 			return nil
 		}
-		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: the "+HeaderName+" header is required for "+m.Method)
+		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: the "+mcpwire.HeaderName+" header is required for "+m.Method)
 	}
 	decoded, ok := mcp.DecodeHeaderValue(raw)
 	if !ok {
-		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+HeaderName+" has an invalid Base64 encoding")
+		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+mcpwire.HeaderName+" has an invalid Base64 encoding")
 	}
 	var body string
 	if err := json.Unmarshal(jsonrpc.Field(m.Params, field), &body); err != nil || decoded != body {
-		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+HeaderName+" header "+quote(decoded)+" does not match body params."+field+" "+quote(body))
+		return fail(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+mcpwire.HeaderName+" header "+quote(decoded)+" does not match body params."+field+" "+quote(body))
 	}
 	return nil
 }

@@ -12,12 +12,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // fakeHandler stands in for the gateway's stateless handler (which lives
 // in a package importing this one): it answers as a test scripts it.
 type fakeHandler struct {
-	serve func(ctx context.Context, m *jsonrpc.Message, req Request, out Peer)
+	serve func(ctx context.Context, m *jsonrpc.Message, req Request, out mcpwire.Peer)
 
 	mu       sync.Mutex
 	served   []string
@@ -25,11 +26,11 @@ type fakeHandler struct {
 	headers  []string
 }
 
-func (h *fakeHandler) Serve(ctx context.Context, m *jsonrpc.Message, req Request, out Peer) {
+func (h *fakeHandler) Serve(ctx context.Context, m *jsonrpc.Message, req Request, out mcpwire.Peer) {
 	h.mu.Lock()
 	h.served = append(h.served, m.Method)
 	if req.Header != nil {
-		h.headers = append(h.headers, req.Header(HeaderMethod))
+		h.headers = append(h.headers, req.Header(mcpwire.HeaderMethod))
 	}
 	h.mu.Unlock()
 	if h.serve != nil {
@@ -61,32 +62,32 @@ func modernBody(method, params string) string {
 func TestModernValidation(t *testing.T) {
 	t.Parallel()
 	h := &fakeHandler{}
-	srv := httptest.NewServer(NewEndpoint(Options{Modern: h, Legacy: func(context.Context, Peer) (Session, error) { return &scripted{}, nil }}))
+	srv := httptest.NewServer(NewEndpoint(Options{Modern: h, Legacy: func(context.Context, mcpwire.Peer) (Session, error) { return &scripted{}, nil }}))
 	defer srv.Close()
 	call := modernBody("tools/call", `"name":"echo","arguments":{}`)
-	ok := []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/call", HeaderName, "echo"}
+	ok := []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/call", mcpwire.HeaderName, "echo"}
 	cases := []struct {
 		name    string
 		body    string
 		headers []string
 		code    int
 	}{
-		{"last-event-id", call, append(ok, HeaderLastEventID, "1:1"), jsonrpc.CodeHeaderMismatch},
-		{"no version header", call, []string{HeaderMethod, "tools/call", HeaderName, "echo"}, jsonrpc.CodeHeaderMismatch},
-		{"version header differs", call, []string{HeaderProtocolVersion, "2099-01-01", HeaderMethod, "tools/call", HeaderName, "echo"}, jsonrpc.CodeHeaderMismatch},
-		{"no Mcp-Method", call, []string{HeaderProtocolVersion, Modern, HeaderName, "echo"}, jsonrpc.CodeHeaderMismatch},
-		{"Mcp-Method differs", call, []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/list", HeaderName, "echo"}, jsonrpc.CodeHeaderMismatch},
-		{"no Mcp-Name", call, []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/call"}, jsonrpc.CodeHeaderMismatch},
-		{"Mcp-Name differs", call, []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/call", HeaderName, "delete_all"}, jsonrpc.CodeHeaderMismatch},
-		{"Mcp-Name case variant", call, []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/call", HeaderName, "Echo"}, jsonrpc.CodeHeaderMismatch},
-		{"Mcp-Name bad base64", call, []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/call", HeaderName, "=?base64?!!!?="}, jsonrpc.CodeHeaderMismatch},
-		{"uri differs", modernBody("resources/read", `"uri":"file:///a"`), []string{HeaderProtocolVersion, Modern, HeaderMethod, "resources/read", HeaderName, "file:///b"}, jsonrpc.CodeHeaderMismatch},
-		{"prompt name differs", modernBody("prompts/get", `"name":"p"`), []string{HeaderProtocolVersion, Modern, HeaderMethod, "prompts/get", HeaderName, "q"}, jsonrpc.CodeHeaderMismatch},
-		{"taskId differs", modernBody("tasks/get", `"taskId":"t1"`), []string{HeaderProtocolVersion, Modern, HeaderMethod, "tasks/get", HeaderName, "t2"}, jsonrpc.CodeHeaderMismatch},
-		{"no _meta version", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/list"}, jsonrpc.CodeInvalidParams},
-		{"no capabilities", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/list"}, jsonrpc.CodeInvalidParams},
-		{"capabilities not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}}`, []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/list"}, jsonrpc.CodeInvalidParams},
-		{"unknown version", strings.Replace(modernBody("tools/list", ""), Modern, "2099-01-01", 1), []string{HeaderProtocolVersion, "2099-01-01", HeaderMethod, "tools/list"}, mcp.UNSUPPORTED_PROTOCOL_VERSION},
+		{"last-event-id", call, append(ok, mcpwire.HeaderLastEventID, "1:1"), jsonrpc.CodeHeaderMismatch},
+		{"no version header", call, []string{mcpwire.HeaderMethod, "tools/call", mcpwire.HeaderName, "echo"}, jsonrpc.CodeHeaderMismatch},
+		{"version header differs", call, []string{mcpwire.HeaderProtocolVersion, "2099-01-01", mcpwire.HeaderMethod, "tools/call", mcpwire.HeaderName, "echo"}, jsonrpc.CodeHeaderMismatch},
+		{"no Mcp-Method", call, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderName, "echo"}, jsonrpc.CodeHeaderMismatch},
+		{"Mcp-Method differs", call, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/list", mcpwire.HeaderName, "echo"}, jsonrpc.CodeHeaderMismatch},
+		{"no Mcp-Name", call, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/call"}, jsonrpc.CodeHeaderMismatch},
+		{"Mcp-Name differs", call, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/call", mcpwire.HeaderName, "delete_all"}, jsonrpc.CodeHeaderMismatch},
+		{"Mcp-Name case variant", call, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/call", mcpwire.HeaderName, "Echo"}, jsonrpc.CodeHeaderMismatch},
+		{"Mcp-Name bad base64", call, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/call", mcpwire.HeaderName, "=?base64?!!!?="}, jsonrpc.CodeHeaderMismatch},
+		{"uri differs", modernBody("resources/read", `"uri":"file:///a"`), []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "resources/read", mcpwire.HeaderName, "file:///b"}, jsonrpc.CodeHeaderMismatch},
+		{"prompt name differs", modernBody("prompts/get", `"name":"p"`), []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "prompts/get", mcpwire.HeaderName, "q"}, jsonrpc.CodeHeaderMismatch},
+		{"taskId differs", modernBody("tasks/get", `"taskId":"t1"`), []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tasks/get", mcpwire.HeaderName, "t2"}, jsonrpc.CodeHeaderMismatch},
+		{"no _meta version", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/list"}, jsonrpc.CodeInvalidParams},
+		{"no capabilities", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/list"}, jsonrpc.CodeInvalidParams},
+		{"capabilities not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}}`, []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/list"}, jsonrpc.CodeInvalidParams},
+		{"unknown version", strings.Replace(modernBody("tools/list", ""), mcpwire.Modern, "2099-01-01", 1), []string{mcpwire.HeaderProtocolVersion, "2099-01-01", mcpwire.HeaderMethod, "tools/list"}, mcp.UNSUPPORTED_PROTOCOL_VERSION},
 	}
 	for _, c := range cases {
 		resp := post(t, context.Background(), srv.URL, c.body, c.headers...)
@@ -114,10 +115,10 @@ func TestModernServes(t *testing.T) {
 		body    string
 		headers []string
 	}{
-		{modernBody("tools/list", ""), []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/list"}},
-		{modernBody("tasks/get", `"taskId":"t1"`), []string{HeaderProtocolVersion, Modern, HeaderMethod, "tasks/get"}},
-		{modernBody("tools/call", `"name":"échő","arguments":{}`), []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/call", HeaderName, encoded("échő")}},
-		{modernBody("server/discover", ""), []string{HeaderProtocolVersion, Modern, HeaderMethod, "server/discover"}},
+		{modernBody("tools/list", ""), []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/list"}},
+		{modernBody("tasks/get", `"taskId":"t1"`), []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tasks/get"}},
+		{modernBody("tools/call", `"name":"échő","arguments":{}`), []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/call", mcpwire.HeaderName, encoded("échő")}},
+		{modernBody("server/discover", ""), []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "server/discover"}},
 	}
 	for _, c := range cases {
 		resp := post(t, context.Background(), srv.URL, c.body, c.headers...)
@@ -138,7 +139,7 @@ func TestModernRemovedMethods(t *testing.T) {
 	srv := httptest.NewServer(NewEndpoint(Options{Modern: &fakeHandler{}}))
 	defer srv.Close()
 	for _, method := range []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "tasks/list", "tasks/result"} {
-		resp := post(t, context.Background(), srv.URL, modernBody(method, ""), HeaderProtocolVersion, Modern, HeaderMethod, method)
+		resp := post(t, context.Background(), srv.URL, modernBody(method, ""), mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, method)
 		if body := readAll(t, resp); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "-32601") {
 			t.Errorf("%s: %s %s", method, resp.Status, body)
 		}
@@ -153,12 +154,12 @@ func TestModernNotifications(t *testing.T) {
 	srv := httptest.NewServer(NewEndpoint(Options{Modern: h}))
 	defer srv.Close()
 	note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{` + meta + `}}`
-	resp := post(t, context.Background(), srv.URL, note, HeaderProtocolVersion, Modern)
+	resp := post(t, context.Background(), srv.URL, note, mcpwire.HeaderProtocolVersion, mcpwire.Modern)
 	if readAll(t, resp); resp.StatusCode != http.StatusAccepted {
 		t.Errorf("notification: %s", resp.Status)
 	}
 	noID := `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x",` + meta + `}}`
-	resp = post(t, context.Background(), srv.URL, noID, HeaderProtocolVersion, Modern)
+	resp = post(t, context.Background(), srv.URL, noID, mcpwire.HeaderProtocolVersion, mcpwire.Modern)
 	if body := readAll(t, resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "must be sent as a request") {
 		t.Errorf("id-less call: %s %s", resp.Status, body)
 	}
@@ -174,7 +175,7 @@ func TestModernNotifications(t *testing.T) {
 func TestModernWithoutHandler(t *testing.T) {
 	t.Parallel()
 	te := newTestEndpoint(t, Options{}, nil)
-	resp := post(t, context.Background(), te.url, modernBody("tools/list", ""), HeaderProtocolVersion, Modern, HeaderMethod, "tools/list")
+	resp := post(t, context.Background(), te.url, modernBody("tools/list", ""), mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/list")
 	if body := readAll(t, resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"supported":["2026-07-28","2025-11-25"`) {
 		t.Errorf("%s %s", resp.Status, body)
 	}
@@ -189,44 +190,44 @@ func TestDirectWriter(t *testing.T) {
 	cases := []struct {
 		name   string
 		accept string
-		serve  func(ctx context.Context, m *jsonrpc.Message, out Peer)
+		serve  func(ctx context.Context, m *jsonrpc.Message, out mcpwire.Peer)
 		status int
 		ct     string
 		want   []string
 	}{
-		{"json", "application/json, text/event-stream", func(_ context.Context, m *jsonrpc.Message, out Peer) {
+		{"json", "application/json, text/event-stream", func(_ context.Context, m *jsonrpc.Message, out mcpwire.Peer) {
 			out.Send((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"a":1}`)}).Encode(), m.ID, false)
 		}, 200, "application/json", []string{`"a":1`}},
-		{"not found", "application/json", func(_ context.Context, m *jsonrpc.Message, out Peer) {
+		{"not found", "application/json", func(_ context.Context, m *jsonrpc.Message, out mcpwire.Peer) {
 			out.Send(jsonrpc.ErrorResponse(m.ID, jsonrpc.CodeMethodNotFound, "no"), m.ID, false)
 		}, 404, "application/json", []string{"-32601"}},
-		{"invalid params", "application/json", func(_ context.Context, m *jsonrpc.Message, out Peer) {
+		{"invalid params", "application/json", func(_ context.Context, m *jsonrpc.Message, out mcpwire.Peer) {
 			out.Send(jsonrpc.ErrorResponse(m.ID, jsonrpc.CodeInvalidParams, "bad"), m.ID, false)
 		}, 400, "application/json", []string{"-32602"}},
-		{"tool failure is 200", "application/json", func(_ context.Context, m *jsonrpc.Message, out Peer) {
+		{"tool failure is 200", "application/json", func(_ context.Context, m *jsonrpc.Message, out mcpwire.Peer) {
 			out.Send(jsonrpc.ErrorResponse(m.ID, jsonrpc.CodeUnavailable, "down"), m.ID, false)
 		}, 200, "application/json", []string{"-32000"}},
-		{"progress first", "application/json, text/event-stream", func(_ context.Context, m *jsonrpc.Message, out Peer) {
+		{"progress first", "application/json, text/event-stream", func(_ context.Context, m *jsonrpc.Message, out mcpwire.Peer) {
 			out.Send(progress(1), m.ID, true)
 			out.Send((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{}`)}).Encode(), m.ID, false)
 			out.Send(progress(2), m.ID, true) // after the answer: dropped
 		}, 200, "text/event-stream", []string{"progress", `"result":{}`}},
-		{"streamed", "application/json, text/event-stream", func(ctx context.Context, m *jsonrpc.Message, out Peer) {
-			StreamHintsFrom(ctx).Streamed()
-			StreamHintsFrom(ctx).Paused(0) // not resumable in 2026-07-28: nothing happens
+		{"streamed", "application/json, text/event-stream", func(ctx context.Context, m *jsonrpc.Message, out mcpwire.Peer) {
+			mcpwire.StreamHintsFrom(ctx).Streamed()
+			mcpwire.StreamHintsFrom(ctx).Paused(0) // not resumable in 2026-07-28: nothing happens
 			out.Send((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{}`)}).Encode(), m.ID, false)
 		}, 200, "text/event-stream", []string{`"result":{}`}},
-		{"no stream accepted", "application/json", func(ctx context.Context, m *jsonrpc.Message, out Peer) {
-			StreamHintsFrom(ctx).Streamed()
+		{"no stream accepted", "application/json", func(ctx context.Context, m *jsonrpc.Message, out mcpwire.Peer) {
+			mcpwire.StreamHintsFrom(ctx).Streamed()
 			out.Send(progress(1), m.ID, true)
 			out.Send((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"b":2}`)}).Encode(), m.ID, false)
 		}, 200, "application/json", []string{`"b":2`}},
 	}
 	for _, c := range cases {
 		serve := c.serve
-		h := &fakeHandler{serve: func(ctx context.Context, m *jsonrpc.Message, _ Request, out Peer) { serve(ctx, m, out) }}
+		h := &fakeHandler{serve: func(ctx context.Context, m *jsonrpc.Message, _ Request, out mcpwire.Peer) { serve(ctx, m, out) }}
 		srv := httptest.NewServer(NewEndpoint(Options{Modern: h}))
-		resp := post(t, context.Background(), srv.URL, modernBody("tools/list", ""), HeaderProtocolVersion, Modern, HeaderMethod, "tools/list", "Accept", c.accept)
+		resp := post(t, context.Background(), srv.URL, modernBody("tools/list", ""), mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/list", "Accept", c.accept)
 		body := readAll(t, resp)
 		srv.Close()
 		if resp.StatusCode != c.status || resp.Header.Get("Content-Type") != c.ct {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // refusals records what Options.Refused is told.
@@ -33,7 +35,7 @@ func TestRefusedToolsCalls(t *testing.T) {
 	t.Parallel()
 	rec := &refusals{}
 	srv := httptest.NewServer(NewEndpoint(Options{Modern: &fakeHandler{}, Refused: rec.refused,
-		Legacy: func(context.Context, Peer) (Session, error) { return &scripted{}, nil }}))
+		Legacy: func(context.Context, mcpwire.Peer) (Session, error) { return &scripted{}, nil }}))
 	defer srv.Close()
 	bodies := []struct {
 		body    string
@@ -45,8 +47,8 @@ func TestRefusedToolsCalls(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call"`, nil, true},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","Method":"x"}`, nil, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"note":"tools/call"},"id":2}`, nil, false},
-		{modernBody("tools/call", `"name":"echo"`), []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/call", HeaderName, "other"}, true},
-		{modernBody("tools/list", ""), []string{HeaderProtocolVersion, Modern, HeaderMethod, "tools/call"}, false},
+		{modernBody("tools/call", `"name":"echo"`), []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/call", mcpwire.HeaderName, "other"}, true},
+		{modernBody("tools/list", ""), []string{mcpwire.HeaderProtocolVersion, mcpwire.Modern, mcpwire.HeaderMethod, "tools/call"}, false},
 	}
 	want := 0
 	for _, b := range bodies {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // pumpEnd is why a stream's writer stopped.
@@ -119,7 +120,7 @@ func (e *Endpoint) getStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	after, resume := int64(0), false
-	if last := r.Header.Get(HeaderLastEventID); last != "" {
+	if last := r.Header.Get(mcpwire.HeaderLastEventID); last != "" {
 		// An id toolgate did not issue is ignored, as the header allows.
 		if num, seq, ok := parseEventID(last); ok && num != standaloneStream {
 			e.resumeRequest(w, r, hs, num, seq)
@@ -173,7 +174,7 @@ func (e *Endpoint) standalone(w http.ResponseWriter, r *http.Request, hs *httpSe
 		}
 	}()
 	setSSEHeaders(w)
-	w.Header().Set("Mcp-Session-Id", hs.id)
+	w.Header().Set(mcpwire.HeaderSessionID, hs.id)
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	if st.log != nil {

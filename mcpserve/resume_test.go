@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 func progress(n int) []byte {
@@ -48,12 +49,12 @@ func TestPrimingEventAndIDs(t *testing.T) {
 	}{{"2025-11-25", true}, {"2025-06-18", false}, {"2025-03-26", false}} {
 		t.Run(c.version, func(t *testing.T) {
 			t.Parallel()
-			te := newTestEndpoint(t, Options{}, func(_ context.Context, m *jsonrpc.Message, peer Peer) {
+			te := newTestEndpoint(t, Options{}, func(_ context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 				peer.Send(progress(1), m.ID, true)
 				reply(peer, m, `{"ok":true}`)
 			})
 			sid := initialize(t, te.url, c.version)
-			resp := post(t, context.Background(), te.url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`, "Mcp-Session-Id", sid, HeaderProtocolVersion, c.version)
+			resp := post(t, context.Background(), te.url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`, "Mcp-Session-Id", sid, mcpwire.HeaderProtocolVersion, c.version)
 			defer resp.Body.Close()
 			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 				t.Fatalf("content type %q", ct)
@@ -93,7 +94,7 @@ func TestPrimingEventAndIDs(t *testing.T) {
 func TestResumeAfterDisconnect(t *testing.T) {
 	t.Parallel()
 	release := newGate()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		peer.Send(progress(1), m.ID, true)
 		if !release.wait(ctx) {
 			return
@@ -114,7 +115,7 @@ func TestResumeAfterDisconnect(t *testing.T) {
 	resp.Body.Close()
 	release.open()
 
-	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, HeaderLastEventID, priming.id)
+	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, priming.id)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("resume: %s %s", resp.Status, readAll(t, resp))
 	}
@@ -141,7 +142,7 @@ func TestResumeAfterDisconnect(t *testing.T) {
 func TestResumeFromLaterEvent(t *testing.T) {
 	t.Parallel()
 	release := newGate()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		peer.Send(progress(1), m.ID, true)
 		peer.Send(progress(2), m.ID, true)
 		if release.wait(ctx) {
@@ -158,7 +159,7 @@ func TestResumeFromLaterEvent(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	release.open()
-	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, HeaderLastEventID, e1.id)
+	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, e1.id)
 	r = newSSEReader(resp.Body)
 	defer resp.Body.Close()
 	a, _ := r.next()
@@ -173,7 +174,7 @@ func TestResumeFromLaterEvent(t *testing.T) {
 // cannot be resumed after that.
 func TestResumeGraceExpires(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{ResumeGrace: 50 * time.Millisecond}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{ResumeGrace: 50 * time.Millisecond}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		peer.Send(progress(1), m.ID, true)
 		<-ctx.Done()
 	})
@@ -186,7 +187,7 @@ func TestResumeGraceExpires(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	waitFor(t, "the request to be cancelled", func() bool { return te.session(0).wasCancelled("3") })
-	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, HeaderLastEventID, priming.id)
+	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, priming.id)
 	if body := readAll(t, resp); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "nothing to resume") {
 		t.Errorf("resume after the grace = %s %s, want 404", resp.Status, body)
 	}
@@ -196,7 +197,7 @@ func TestResumeGraceExpires(t *testing.T) {
 // request by going away, at once (the grace is for resumable streams).
 func TestOldClientDisconnectCancels(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{ResumeGrace: time.Hour}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{ResumeGrace: time.Hour}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		peer.Send(progress(1), m.ID, true)
 		<-ctx.Done()
 	})
@@ -235,7 +236,7 @@ func TestOldClientDisconnectCancels(t *testing.T) {
 // alone; without the hint such an answer is plain JSON.
 func TestStreamedHint(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		if m.Method == "streamed" {
 			hintsOf(ctx).Streamed()
 		}
@@ -266,7 +267,7 @@ func TestStreamedHint(t *testing.T) {
 func TestPauseMirrored(t *testing.T) {
 	t.Parallel()
 	release := newGate()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		h := hintsOf(ctx)
 		h.Streamed()
 		peer.Send(progress(1), m.ID, true)
@@ -291,7 +292,7 @@ func TestPauseMirrored(t *testing.T) {
 		t.Fatalf("paused stream = %+v, want priming, progress, retry 200 then the end", evs)
 	}
 	release.open()
-	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, HeaderLastEventID, evs[1].id)
+	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, evs[1].id)
 	r = newSSEReader(resp.Body)
 	ev, _ := r.next()
 	_, more := r.next()
@@ -305,7 +306,7 @@ func TestPauseMirrored(t *testing.T) {
 // stream open through a server's pause and gets the response on it.
 func TestPauseIgnoredForOldClient(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		h := hintsOf(ctx)
 		h.Streamed()
 		h.Paused(10 * time.Millisecond)
@@ -324,7 +325,7 @@ func TestPauseIgnoredForOldClient(t *testing.T) {
 func TestTakeover(t *testing.T) {
 	t.Parallel()
 	release := newGate()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		peer.Send(progress(1), m.ID, true)
 		if release.wait(ctx) {
 			reply(peer, m, `{}`)
@@ -336,7 +337,7 @@ func TestTakeover(t *testing.T) {
 	r := newSSEReader(old.Body)
 	r.next()
 	e1, _ := r.next()
-	resp := get(t, context.Background(), te.url, "Mcp-Session-Id", sid, HeaderLastEventID, e1.id)
+	resp := get(t, context.Background(), te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, e1.id)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("takeover: %s", resp.Status)
@@ -356,7 +357,7 @@ func TestTakeover(t *testing.T) {
 // connection broke as it was written.
 func TestResumeAnsweredStream(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		hintsOf(ctx).Streamed()
 		reply(peer, m, `{"kept":true}`)
 	})
@@ -366,7 +367,7 @@ func TestResumeAnsweredStream(t *testing.T) {
 	priming, _ := r.next()
 	r.next()
 	resp.Body.Close()
-	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, HeaderLastEventID, priming.id)
+	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, priming.id)
 	body := readAll(t, resp)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"kept":true`) {
 		t.Errorf("resume of an answered stream = %s %q", resp.Status, body)
@@ -379,13 +380,13 @@ func TestResumeUnknown(t *testing.T) {
 	t.Parallel()
 	te := newTestEndpoint(t, Options{}, nil)
 	sid := initialize(t, te.url, "2025-11-25")
-	resp := get(t, context.Background(), te.url, "Mcp-Session-Id", sid, HeaderLastEventID, "99:1")
+	resp := get(t, context.Background(), te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, "99:1")
 	if body := readAll(t, resp); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown stream: %s %s", resp.Status, body)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	resp = get(t, ctx, te.url, "Mcp-Session-Id", sid, HeaderLastEventID, "not-ours")
+	resp = get(t, ctx, te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, "not-ours")
 	defer resp.Body.Close()
 	ev, _ := newSSEReader(resp.Body).next()
 	if resp.StatusCode != http.StatusOK || ev.id != "0:0" {
@@ -426,7 +427,7 @@ func TestStandaloneResume(t *testing.T) {
 		return hs.get == nil
 	})
 	peer.Send(note("3"), nil, false)
-	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, HeaderLastEventID, "0:1")
+	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, "0:1")
 	defer resp.Body.Close()
 	r = newSSEReader(resp.Body)
 	p, _ := r.next()
@@ -441,7 +442,7 @@ func TestStandaloneResume(t *testing.T) {
 // follows a mirrored pause: it resumes with GET and gets its result.
 func TestMCPGoClientPolls(t *testing.T) {
 	t.Parallel()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		if m.Method != "tools/call" {
 			reply(peer, m, `{}`)
 			return
@@ -483,7 +484,7 @@ func TestMCPGoClientPolls(t *testing.T) {
 func TestResumeAttacks(t *testing.T) {
 	t.Parallel()
 	release := newGate()
-	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer Peer) {
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 		peer.Send(jsonrpc.Notification("notifications/message", []byte(`{"data":"victim's secret"}`)), m.ID, true)
 		if release.wait(ctx) {
 			reply(peer, m, `{}`)
@@ -498,14 +499,14 @@ func TestResumeAttacks(t *testing.T) {
 	priming, _ := r.next()
 	r.next()
 	for _, id := range []string{priming.id, "1:0", "2:0", "9223372036854775807:0", "1:9223372036854775807"} {
-		g := get(t, context.Background(), te.url, "Mcp-Session-Id", attacker, HeaderLastEventID, id)
+		g := get(t, context.Background(), te.url, "Mcp-Session-Id", attacker, mcpwire.HeaderLastEventID, id)
 		body := readAll(t, g)
 		if strings.Contains(body, "secret") || g.StatusCode == http.StatusOK && strings.Contains(body, `"result"`) {
 			t.Errorf("Last-Event-ID %s from another session read %q", id, body)
 		}
 	}
 	// Without a session, no resume at all.
-	g := get(t, context.Background(), te.url, HeaderLastEventID, priming.id)
+	g := get(t, context.Background(), te.url, mcpwire.HeaderLastEventID, priming.id)
 	if readAll(t, g); g.StatusCode != http.StatusBadRequest {
 		t.Errorf("resume without a session: %s", g.Status)
 	}

@@ -2,8 +2,11 @@
 // streamable HTTP and stdio, in both protocol eras, for any surface: a
 // Session behind each client session answers its requests (the gateway's
 // pack surfaces answer locally, proxied surfaces relay to a downstream
-// server through mcpproxy). The transports here own framing, session ids,
-// streams and their bounds; they decide nothing about tools.
+// server through mcpproxy, which the gateway plugs in: this package knows
+// neither it nor the call pipeline). The transports here own framing,
+// session ids, streams and their bounds; they decide nothing about tools.
+// What they share with the relay (Peer, Client, versions, headers, stream
+// hints) is mcpwire's.
 //
 // Trust boundary: everything read here comes from an MCP client. Bodies
 // are bounded and parsed strictly (jsonrpc) before a Session sees them;
@@ -14,23 +17,17 @@ package mcpserve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"strings"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/strictjson"
 )
 
-// Peer is the client side of a session: where messages for the MCP client
-// go.
-type Peer interface {
-	// Send delivers one message to the client. route is the id of the
-	// client request the message belongs to (its answer, or progress and
-	// requests it caused), nil when none is known. A droppable message (a
-	// notification) may be dropped when the client does not keep up;
-	// nothing else is.
-	Send(msg []byte, route json.RawMessage, droppable bool)
-}
+// Peer is Peer under the name callers of this package used
+// before the vocabulary moved there.
+//
+// Deprecated: use Peer.
+type Peer = mcpwire.Peer
 
 // Session answers one client session. HandleClient is called for every
 // message in arrival order and must not block on a request's work: it
@@ -48,31 +45,15 @@ type Session interface {
 // can audit the attempt, but must neither answer nor forward it; the
 // transport answers with an error.
 func mustBeRequest(m *jsonrpc.Message) bool {
-	return m.Kind() == jsonrpc.KindNotification && !IsNotificationMethod(m.Method)
+	return m.Kind() == jsonrpc.KindNotification && !mcpwire.IsNotificationMethod(m.Method)
 }
-
-// IsNotificationMethod reports whether method names a notification.
-func IsNotificationMethod(method string) bool { return strings.HasPrefix(method, "notifications/") }
 
 func notARequest(m *jsonrpc.Message) string {
 	return m.Method + " must be sent as a request with an id (not as a notification, not with \"id\": null); it was not run"
 }
 
 // Factory starts the Session of a new client session.
-type Factory func(ctx context.Context, peer Peer) (Session, error)
-
-// Client is what a session knows of its client that the gateway needs
-// while serving one of its requests: where to send (Peer), how to make
-// requests of its own to it (Outbound), and what it said in initialize.
-type Client struct {
-	Peer     Peer
-	Outbound *jsonrpc.Outbound
-	// Version is the negotiated protocol version (2025 era) or the one the
-	// request declared (2026-07-28).
-	Version string
-	// Capabilities is the client's capabilities object, raw; nil if none.
-	Capabilities json.RawMessage
-}
+type Factory func(ctx context.Context, peer mcpwire.Peer) (Session, error)
 
 // MayBeToolsCall reports whether a message the transport refuses before
 // any Session sees it (an ambiguous envelope, headers that disagree with

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // stdioUpstream writes client-bound messages as lines on out.
@@ -60,7 +61,7 @@ func ServeStdio(ctx context.Context, opts Options, in io.Reader, out io.Writer) 
 			sess.Close()
 		}
 	}()
-	var modern Requests
+	var modern mcpwire.Requests
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	sctx, stop := context.WithCancel(ctx)
@@ -102,7 +103,7 @@ func ServeStdio(ctx context.Context, opts Options, in io.Reader, out io.Writer) 
 				up.Send(jsonrpc.ErrorResponse(nil, jsonrpc.CodeParseError, err.Error()), nil, false)
 				continue
 			}
-			if req, v := requestMeta(m); IsStateless(v) || (opts.Legacy == nil && m.Kind() != jsonrpc.KindResponse) {
+			if req, v := requestMeta(m); mcpwire.IsStateless(v) || (opts.Legacy == nil && m.Kind() != jsonrpc.KindResponse) {
 				serveStdioModern(sctx, opts, &modern, &wg, m, req, v, up)
 				continue
 			}
@@ -126,7 +127,7 @@ func ServeStdio(ctx context.Context, opts Options, in io.Reader, out io.Writer) 
 }
 
 // serveStdioModern serves one stateless message read on stdio.
-func serveStdioModern(ctx context.Context, opts Options, reqs *Requests, wg *sync.WaitGroup, m *jsonrpc.Message, req Request, version string, up Peer) {
+func serveStdioModern(ctx context.Context, opts Options, reqs *mcpwire.Requests, wg *sync.WaitGroup, m *jsonrpc.Message, req Request, version string, up mcpwire.Peer) {
 	h := opts.Modern
 	id := m.ID
 	if !jsonrpc.HasID(id) {
@@ -139,7 +140,7 @@ func serveStdioModern(ctx context.Context, opts Options, reqs *Requests, wg *syn
 		up.Send(msg, nil, false)
 	}
 	switch {
-	case h == nil || (version != Modern && version != ""):
+	case h == nil || (version != mcpwire.Modern && version != ""):
 		if m.Kind() == jsonrpc.KindRequest {
 			up.Send(unsupportedVersion(id, version), nil, false)
 		}
@@ -155,13 +156,13 @@ func serveStdioModern(ctx context.Context, opts Options, reqs *Requests, wg *syn
 		}
 		return
 	case version == "":
-		refuse(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing _meta field "+MetaProtocolVersion))
+		refuse(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing _meta field "+mcpwire.MetaProtocolVersion))
 		return
 	case !isObject(req.Capabilities):
-		refuse(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing or invalid _meta field "+MetaClientCapabilities))
+		refuse(jsonrpc.ErrorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params: missing or invalid _meta field "+mcpwire.MetaClientCapabilities))
 		return
-	case RemovedInModern(m.Method):
-		up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method+" was removed in protocol version "+Modern), nil, false)
+	case mcpwire.RemovedInModern(m.Method):
+		up.Send(jsonrpc.ErrorResponse(id, jsonrpc.CodeMethodNotFound, "Method not found: "+m.Method+" was removed in protocol version "+mcpwire.Modern), nil, false)
 		return
 	}
 	rctx, done := reqs.Start(ctx, ctx, m.ID)

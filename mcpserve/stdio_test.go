@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // stdioClient drives ServeStdio through pipes, as a harness would.
@@ -72,8 +73,8 @@ func TestStdioEras(t *testing.T) {
 	var mu sync.Mutex
 	var sessions []*scripted
 	h := &fakeHandler{}
-	c := startStdio(t, Options{Modern: h, Legacy: func(_ context.Context, peer Peer) (Session, error) {
-		s := &scripted{peer: peer, handle: func(_ context.Context, m *jsonrpc.Message, peer Peer) {
+	c := startStdio(t, Options{Modern: h, Legacy: func(_ context.Context, peer mcpwire.Peer) (Session, error) {
+		s := &scripted{peer: peer, handle: func(_ context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
 			// A server's pretty-printed answer still goes out as one line.
 			reply(peer, m, "{\n  \"pretty\": true\n}")
 		}}
@@ -126,7 +127,7 @@ func TestStdioModernRefusals(t *testing.T) {
 	h := &fakeHandler{}
 	c := startStdio(t, Options{Modern: h})
 	cases := []struct{ in, want string }{
-		{strings.Replace(modernBody("tools/list", ""), Modern, "2099-01-01", 1), "-32022"},
+		{strings.Replace(modernBody("tools/list", ""), mcpwire.Modern, "2099-01-01", 1), "-32022"},
 		{modernBody("ping", ""), "-32601"},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, "missing _meta field"},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "clientCapabilities"},
@@ -156,7 +157,7 @@ func TestStdioModernRefusals(t *testing.T) {
 func TestStdioModernCancel(t *testing.T) {
 	t.Parallel()
 	cancelled := make(chan struct{})
-	h := &fakeHandler{serve: func(ctx context.Context, m *jsonrpc.Message, _ Request, out Peer) {
+	h := &fakeHandler{serve: func(ctx context.Context, m *jsonrpc.Message, _ Request, out mcpwire.Peer) {
 		<-ctx.Done()
 		close(cancelled)
 		out.Send((&jsonrpc.Message{ID: m.ID, Error: jsonrpc.ErrorObject(-1, "cancelled")}).Encode(), m.ID, false)
@@ -182,7 +183,7 @@ func TestStdioLimits(t *testing.T) {
 	if err := <-c.done; err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("oversized line: %v", err)
 	}
-	c = startStdio(t, Options{Legacy: func(context.Context, Peer) (Session, error) { return nil, errors.New("cannot start") }})
+	c = startStdio(t, Options{Legacy: func(context.Context, mcpwire.Peer) (Session, error) { return nil, errors.New("cannot start") }})
 	c.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
 	if err := <-c.done; err == nil || !strings.Contains(err.Error(), "cannot start") {
 		t.Errorf("failed session: %v", err)

@@ -25,9 +25,6 @@ import (
 // Clients of 2025-06-18 and earlier get none of this (no ids, no priming,
 // a disconnect cancels at once), as they cannot resume.
 const (
-	// FirstResumable is the first protocol version whose clients resume
-	// streams (and parse priming events, which have empty data).
-	FirstResumable = "2025-11-25"
 	// DefaultResumeGrace is how long a request whose client went away
 	// from its resumable stream waits for the client to resume it.
 	DefaultResumeGrace = 30 * time.Second
@@ -51,12 +48,6 @@ const (
 	// standaloneStream numbers the GET stream's events.
 	standaloneStream = 0
 )
-
-// resumableVersion reports whether a session-era client of version
-// resumes streams.
-func resumableVersion(version string) bool {
-	return version >= FirstResumable && !IsStateless(version)
-}
 
 // eventID is the id of event seq of stream num.
 func eventID(num, seq int64) string {

@@ -48,11 +48,11 @@ const (
 	era2026 = "2026"
 )
 
-// legacyVersions are the versions the 2025-only server speaks;
-// modernVersions the 2026-only server's.
-func legacyVersions() []string {
-	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-}
+// legacyVersions are the versions the 2025-only server speaks (every
+// session-era version its SDK knows: the server stands for a third party,
+// so it takes them from mcp-go, not from toolgate); modernVersions the
+// 2026-only server's.
+func legacyVersions() []string { return mcp.LegacyProtocolVersions() }
 func modernVersions() []string { return []string{mcp.ProtocolVersion20260728} }
 
 // overStdio is the header set of a request that came over stdio.

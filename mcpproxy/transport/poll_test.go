@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"context"
@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // hintLog records the stream hints the downstream transport gives.
@@ -41,7 +42,7 @@ func pollingServer(t *testing.T, polls int, resumeStatus int) (url string, lastI
 	var mu sync.Mutex
 	var ids []string
 	var pending json.RawMessage
-	url = scriptedHTTPAll(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+	url = servertest.ScriptedHTTPAll(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 		switch r.Method {
 		case http.MethodPost:
 			mu.Lock()
@@ -89,15 +90,17 @@ func pollingServer(t *testing.T, polls int, resumeStatus int) (url string, lastI
 func TestPollingResumed(t *testing.T) {
 	t.Parallel()
 	url, lastIDs := pollingServer(t, 2, 0)
-	rec := newRecorder()
-	s := startSession(t, &Config{ID: "poll", URL: url, Timeout: 10 * time.Second}, rec, Hooks{})
+	c := dial(t, &Config{ID: "poll", URL: url, Timeout: 10 * time.Second})
+	initialize(t, c)
 	hints := &hintLog{}
-	ctx := mcpserve.WithStreamHints(context.Background(), hints)
-	s.HandleClient(ctx, msg(t, callText("1", "test_reconnection", "")))
-	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "after polling") {
-		t.Fatalf("answer %s", m.msg)
+	ctx := mcpwire.WithStreamHints(context.Background(), hints)
+	var seen []Incoming
+	if in := request(t, ctx, c, "1", "tools/call", callParams("test_reconnection", ""), &seen); !strings.Contains(string(in.Msg), "after polling") {
+		t.Fatalf("answer %s", in.Msg)
 	}
-	rec.wait(t, "notifications/progress")
+	if len(seen) != 1 || !strings.Contains(string(seen[0].Msg), "notifications/progress") || string(seen[0].Via) != "1" {
+		t.Errorf("before the answer: %+v", seen)
+	}
 	if got := lastIDs(); len(got) != 2 || got[0] != "e1" || got[1] != "e2" {
 		t.Errorf("resumed from %q, want e1 then e2", got)
 	}
@@ -111,11 +114,10 @@ func TestPollingResumed(t *testing.T) {
 func TestPollingRefused(t *testing.T) {
 	t.Parallel()
 	url, _ := pollingServer(t, 1, http.StatusNotFound)
-	rec := newRecorder()
-	s := startSession(t, &Config{ID: "poll", URL: url, Timeout: 10 * time.Second}, rec, Hooks{})
-	s.HandleClient(context.Background(), msg(t, callText("1", "x", "")))
-	if m := rec.wait(t, `"id":1`); !strings.Contains(m.msg, "did not resume the response stream") {
-		t.Errorf("answer %s", m.msg)
+	c := dial(t, &Config{ID: "poll", URL: url, Timeout: 10 * time.Second})
+	initialize(t, c)
+	if in := request(t, context.Background(), c, "1", "tools/call", callParams("x", ""), nil); !strings.Contains(string(in.Msg), "did not resume the response stream") {
+		t.Errorf("answer %s", in.Msg)
 	}
 }
 
@@ -124,7 +126,7 @@ func TestPollingRefused(t *testing.T) {
 func TestPollingStopsWithRequest(t *testing.T) {
 	t.Parallel()
 	resumed, closed := make(chan struct{}), make(chan struct{})
-	url := scriptedHTTPAll(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+	url := servertest.ScriptedHTTPAll(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 		switch {
 		case r.Method == http.MethodPost:
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -140,13 +142,12 @@ func TestPollingStopsWithRequest(t *testing.T) {
 			http.Error(w, "no", http.StatusMethodNotAllowed)
 		}
 	})
-	rec := newRecorder()
-	s := startSession(t, &Config{ID: "poll", URL: url, Timeout: 10 * time.Second}, rec, Hooks{})
+	c := dial(t, &Config{ID: "poll", URL: url, Timeout: 10 * time.Second})
+	initialize(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
-	s.HandleClient(ctx, msg(t, callText("1", "x", "")))
+	send(t, ctx, c, "1", "tools/call", callParams("x", ""))
 	<-resumed
 	cancel()
-	rec.wait(t, `"id":1`)
 	select {
 	case <-closed:
 	case <-time.After(5 * time.Second):
@@ -159,14 +160,10 @@ func TestPollingStopsWithRequest(t *testing.T) {
 func TestNoPollingStateless(t *testing.T) {
 	t.Parallel()
 	url, lastIDs := pollingServer(t, 1, 0)
-	s, err := NewSession(context.Background(), (&Config{ID: "m", URL: url, Timeout: 5 * time.Second}).Stateless(), newRecorder(), Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	r := s.roundTrip(context.Background(), &jsonrpc.Message{Method: "tools/call", Params: ModernMeta(json.RawMessage(`{"name":"x"}`), ClientInfo{})}, nil, 5*time.Second, false)
-	if r.err != nil || !strings.Contains(string(r.rpcErr), "closed the response stream without answering") || len(lastIDs()) != 0 {
-		t.Errorf("%+v, polls %q", r, lastIDs())
+	c := dial(t, (&Config{ID: "m", URL: url, Timeout: 5 * time.Second}).Stateless())
+	in := request(t, context.Background(), c, "1", "tools/call", modernParams("x"), nil)
+	if !strings.Contains(string(in.Msg), "closed the response stream without answering") || len(lastIDs()) != 0 {
+		t.Errorf("%s, polls %q", in.Msg, lastIDs())
 	}
 }
 

@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // Polling (SEP-1699, protocol 2025-11-25): a server may end a request's
@@ -47,7 +47,7 @@ func (c *sseCursor) wait() time.Duration {
 // readResponseStream delivers a request's SSE response, resuming it while
 // the server closes it unanswered (a stateless server's streams are not
 // resumable: there, an unanswered end fails the request).
-func (c *streamConn) readResponseStream(rctx context.Context, body io.ReadCloser, via json.RawMessage, hints mcpserve.StreamHints) {
+func (c *streamConn) readResponseStream(rctx context.Context, body io.ReadCloser, via json.RawMessage, hints mcpwire.StreamHints) {
 	cur := &sseCursor{}
 	answer, err := c.readStream(body, via, cur)
 	for answer == nil && err == nil && via != nil && cur.lastID != "" && !c.stateless {
@@ -92,7 +92,7 @@ func (c *streamConn) readResponseStream(rctx context.Context, body io.ReadCloser
 func (c *streamConn) readStream(body io.ReadCloser, via json.RawMessage, cur *sseCursor) ([]byte, error) {
 	var answer []byte
 	var linger *time.Timer
-	err := readEvents(body, c.cfg.maxMessage(), func(ev event) bool {
+	err := readEvents(body, c.cfg.MessageLimit(), func(ev event) bool {
 		if ev.ID != "" {
 			cur.lastID = ev.ID
 		}
@@ -135,7 +135,7 @@ func (c *streamConn) resume(rctx context.Context, lastID string) (io.ReadCloser,
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	c.headers(req.Header)
-	req.Header.Set(mcpserve.HeaderLastEventID, lastID)
+	req.Header.Set(mcpwire.HeaderLastEventID, lastID)
 	resp, err := httpClient(c.cfg).Do(req)
 	if err != nil {
 		end()

@@ -1,4 +1,4 @@
-package mcpserve
+package mcpwire
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 // answers a request on to the transport serving the client, so that
 // toolgate answers the client as the server answered toolgate: an SSE
 // stream for an SSE stream, and a stream closed mid-call (SEP-1699
-// polling) for one closed mid-call. The transport puts its hints in the
-// context of each request it hands on (WithStreamHints); the downstream
-// transport (mcpproxy) calls them. A transport that cannot mirror a
-// choice ignores it.
+// polling) for one closed mid-call. The client's transport (mcpserve)
+// puts its hints in the context of each request it hands on
+// (WithStreamHints); the downstream transport (mcpproxy/transport) calls
+// them. A transport that cannot mirror a choice ignores it.
 type StreamHints interface {
 	// Streamed says the server answers the request with an SSE stream.
 	Streamed()

@@ -1,9 +1,10 @@
-package mcpproxy
+package transport
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestStandardHeaders: the headers a 2026-07-28 server checks are taken
@@ -21,9 +22,9 @@ func TestStandardHeaders(t *testing.T) {
 		want map[string]string
 	}{
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
-			map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "deploy", "Mcp-Param-Env": "prod", "Mcp-Protocol-Version": "2026-07-28"}},
+			map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "deploy", "Mcp-Param-Env": "prod", mcpwire.HeaderProtocolVersion: "2026-07-28"}},
 		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///x"}}`,
-			map[string]string{"Mcp-Method": "resources/read", "Mcp-Name": "file:///x", "Mcp-Protocol-Version": "2026-07-28"}},
+			map[string]string{"Mcp-Method": "resources/read", "Mcp-Name": "file:///x", mcpwire.HeaderProtocolVersion: "2026-07-28"}},
 		{`{"jsonrpc":"2.0","id":1,"result":{}}`, map[string]string{"Mcp-Method": ""}},
 		{`not json`, map[string]string{"Mcp-Method": ""}},
 	}
@@ -35,8 +36,5 @@ func TestStandardHeaders(t *testing.T) {
 				t.Errorf("%s: %s = %q, want %q", c.msg, k, got, v)
 			}
 		}
-	}
-	if v := mcpVersion(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)); v != "2026-07-28" {
-		t.Errorf("mcpVersion %q", v)
 	}
 }

@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"bufio"
@@ -132,7 +132,7 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 // the server's message bound (memory stays bounded whatever it prints).
 func (c *stdioConn) readStdout(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	max := c.cfg.maxMessage()
+	max := c.cfg.MessageLimit()
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -167,7 +167,7 @@ func trimLine(b []byte) []byte {
 
 func (c *stdioConn) readStderr(r io.Reader) {
 	br := bufio.NewReader(r)
-	log := c.cfg.log()
+	log := c.cfg.Log()
 	for {
 		line, err := br.ReadString('\n')
 		if line != "" {
@@ -233,7 +233,7 @@ func (c *stdioConn) Send(_ context.Context, msg []byte, _ json.RawMessage) error
 }
 
 // writeTimeout bounds one write to the server's stdin.
-func (c *stdioConn) writeTimeout() time.Duration { return min(c.cfg.timeout(""), stdioWriteMax) }
+func (c *stdioConn) writeTimeout() time.Duration { return min(c.cfg.RequestTimeout(""), stdioWriteMax) }
 
 // stdioWriteMax is the longest one write to a stdio server may take.
 const stdioWriteMax = 10 * time.Second

@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // answerLinger is how long a response stream is read on after it carried
@@ -66,10 +66,10 @@ func (c *streamConn) headers(h http.Header) {
 		return
 	}
 	if id := c.sessionID.Load().(string); id != "" {
-		h.Set("Mcp-Session-Id", id)
+		h.Set(mcpwire.HeaderSessionID, id)
 	}
 	if v := c.version.Load().(string); v != "" {
-		h.Set("Mcp-Protocol-Version", v)
+		h.Set(mcpwire.HeaderProtocolVersion, v)
 	}
 }
 
@@ -104,7 +104,7 @@ func (c *streamConn) Send(ctx context.Context, msg []byte, id json.RawMessage) e
 		}
 		return nil
 	}
-	hints := mcpserve.StreamHintsFrom(ctx)
+	hints := mcpwire.StreamHintsFrom(ctx)
 	if c.stateless {
 		pctx, cancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(c.ctx, cancel)
@@ -131,7 +131,7 @@ func (c *streamConn) Send(ctx context.Context, msg []byte, id json.RawMessage) e
 // request POSTs one request and delivers what comes back. ctx bounds the
 // POST, rctx the request (while it is polled); hints, when the client's
 // transport gave some, hear how the server streams its answer.
-func (c *streamConn) request(ctx, rctx context.Context, msg []byte, id json.RawMessage, hints mcpserve.StreamHints) {
+func (c *streamConn) request(ctx, rctx context.Context, msg []byte, id json.RawMessage, hints mcpwire.StreamHints) {
 	resp, err := c.post(ctx, msg)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -167,7 +167,7 @@ func (c *streamConn) post(ctx context.Context, msg []byte) (*http.Response, erro
 		}
 		return nil, fmt.Errorf("server %q: %w", c.cfg.ID, err)
 	}
-	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && !c.stateless && c.sessionID.Load().(string) == "" {
+	if sid := resp.Header.Get(mcpwire.HeaderSessionID); sid != "" && !c.stateless && c.sessionID.Load().(string) == "" {
 		c.sessionID.Store(sid)
 	}
 	switch {
@@ -201,10 +201,10 @@ func drain(resp *http.Response) {
 
 // readBody delivers the messages of a POST response: one JSON message, or
 // the events of an SSE stream, each marked as carried by request via.
-func (c *streamConn) readBody(rctx context.Context, resp *http.Response, via json.RawMessage, hints mcpserve.StreamHints) {
+func (c *streamConn) readBody(rctx context.Context, resp *http.Response, via json.RawMessage, hints mcpwire.StreamHints) {
 	defer resp.Body.Close()
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	max := c.cfg.maxMessage()
+	max := c.cfg.MessageLimit()
 	switch ct {
 	case "text/event-stream":
 		if via != nil && hints != nil {
@@ -266,7 +266,7 @@ func (c *streamConn) getLoop() {
 		req.Header.Set("Accept", "text/event-stream")
 		c.headers(req.Header)
 		if cur.lastID != "" {
-			req.Header.Set(mcpserve.HeaderLastEventID, cur.lastID)
+			req.Header.Set(mcpwire.HeaderLastEventID, cur.lastID)
 		}
 		resp, err := httpClient(c.cfg).Do(req)
 		switch {
@@ -286,7 +286,7 @@ func (c *streamConn) getLoop() {
 			failures++
 		default:
 			failures = 0
-			_ = readEvents(resp.Body, c.cfg.maxMessage(), func(ev event) bool {
+			_ = readEvents(resp.Body, c.cfg.MessageLimit(), func(ev event) bool {
 				if ev.ID != "" {
 					cur.lastID = ev.ID
 				}
@@ -327,7 +327,7 @@ func (c *streamConn) Close() error {
 				for k, v := range c.cfg.Headers {
 					req.Header.Set(k, v)
 				}
-				req.Header.Set("Mcp-Session-Id", sid)
+				req.Header.Set(mcpwire.HeaderSessionID, sid)
 				if resp, err := httpClient(c.cfg).Do(req); err == nil {
 					drain(resp)
 				}

@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // setStandardHeaders mirrors what a 2026-07-28 request says in its body
@@ -21,11 +22,11 @@ func setStandardHeaders(h http.Header, msg []byte, cfg *Config) {
 	if err != nil || m.Method == "" {
 		return
 	}
-	version := mcpVersion(m.Params)
+	version := mcpwire.MetaVersion(m.Params)
 	if version == "" {
-		version = mcp.ProtocolVersion20260728
+		version = mcpwire.Modern
 	}
-	h.Set(mcp.HeaderProtocolVersion, version)
+	h.Set(mcpwire.HeaderProtocolVersion, version)
 	for k, v := range mcp.StandardHeaders(version, mcp.MCPMethod(m.Method), m.Params) {
 		h.Set(k, v)
 	}
@@ -34,7 +35,7 @@ func setStandardHeaders(h http.Header, msg []byte, cfg *Config) {
 		var id string
 		if json.Unmarshal(jsonrpc.Field(m.Params, "taskId"), &id) == nil && id != "" {
 			if enc, ok := mcp.EncodeHeaderValue(id); ok {
-				h.Set(mcp.HeaderName, enc)
+				h.Set(mcpwire.HeaderName, enc)
 			}
 		}
 	}
@@ -45,11 +46,4 @@ func setStandardHeaders(h http.Header, msg []byte, cfg *Config) {
 			h.Set(k, v)
 		}
 	}
-}
-
-// mcpVersion reads params._meta's protocol version.
-func mcpVersion(params json.RawMessage) string {
-	var v string
-	_ = json.Unmarshal(jsonrpc.Field(jsonrpc.Field(params, "_meta"), mcp.MetaKeyProtocolVersion), &v)
-	return v
 }

@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"context"
@@ -78,7 +78,10 @@ func (c *Config) Stateless() *Config {
 // IsStateless reports whether c is a stateless copy.
 func (c *Config) IsStateless() bool { return c.stateless }
 
-func (c *Config) timeout(tool string) time.Duration {
+// RequestTimeout bounds one forwarded request of tool ("" for any request
+// that is not a tools/call): its own bound, else the server's, else
+// DefaultTimeout.
+func (c *Config) RequestTimeout(tool string) time.Duration {
 	if d, ok := c.TimeoutFor[tool]; ok && d > 0 {
 		return d
 	}
@@ -88,14 +91,16 @@ func (c *Config) timeout(tool string) time.Duration {
 	return DefaultTimeout
 }
 
-func (c *Config) maxMessage() int64 {
+// MessageLimit bounds one message read from the server.
+func (c *Config) MessageLimit() int64 {
 	if c.MaxMessage > 0 {
 		return c.MaxMessage
 	}
 	return DefaultMaxMessage
 }
 
-func (c *Config) log() *slog.Logger {
+// Log is the server's logger; one that discards when none is set.
+func (c *Config) Log() *slog.Logger {
 	if c.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}

@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"bufio"
@@ -137,7 +137,7 @@ func dialSSE(ctx context.Context, cfg *Config) (*sseConn, error) {
 	go func() {
 		defer resp.Body.Close()
 		defer close(c.recv)
-		err := readEvents(resp.Body, cfg.maxMessage(), func(ev event) bool {
+		err := readEvents(resp.Body, cfg.MessageLimit(), func(ev event) bool {
 			switch ev.Type {
 			case "endpoint":
 				select {

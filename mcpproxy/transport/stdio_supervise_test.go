@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"errors"

@@ -1,4 +1,10 @@
-package mcpproxy
+// Package servertest holds the downstream MCP servers the proxy's tests
+// talk to, shared by the relay's tests (mcpproxy) and its transports'
+// (mcpproxy/transport): the tiny stdio server (the test binary re-run as
+// a child process, speaking over real pipes), mcp-go's server over real
+// streamable HTTP, and scripted HTTP servers for what no well-behaved
+// server does. It is test support: only test files import it.
+package servertest
 
 import (
 	"bufio"
@@ -12,10 +18,10 @@ import (
 	"time"
 )
 
-// TestMain runs the tiny stdio MCP server below when the test binary is
-// started as one (TG_TINY_MCP=1): the stdio tests talk to a real child
-// process over real pipes, whose misbehaviour they script.
-func TestMain(m *testing.M) {
+// Main runs a test binary's tests, or the tiny stdio MCP server when the
+// binary was started as one (TG_TINY_MCP=1, what TinyConfig starts): a
+// test package that dials TinyConfig calls it from its TestMain.
+func Main(m *testing.M) {
 	if os.Getenv("TG_TINY_MCP") == "1" {
 		tinyServer()
 		os.Exit(0)
@@ -34,6 +40,16 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 	}
 	os.Exit(code)
+}
+
+// TinyCommand is the argv that starts the tiny stdio server: the running
+// test binary, whose TestMain calls Main.
+func TinyCommand() []string { return []string{os.Args[0]} }
+
+// TinyEnv is the tiny server's whole environment: what makes the binary
+// one, then env, its switches (see tinyServer).
+func TinyEnv(env ...string) []string {
+	return append([]string{"TG_TINY_MCP=1", "GOCOVERDIR=" + os.Getenv("GOCOVERDIR")}, env...)
 }
 
 // tinyServer speaks newline-delimited JSON-RPC on stdin/stdout. Tools:

@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
 )
 
 func TestReadEvents(t *testing.T) {
@@ -55,19 +57,22 @@ func TestReadEvents(t *testing.T) {
 // names where messages go; answers come on the stream.
 func TestSSEConn(t *testing.T) {
 	t.Parallel()
-	s, _ := goServer(t)
-	var srv *httptest.Server
+	s, _ := servertest.GoServer(t)
 	mux := http.NewServeMux()
-	srv = httptest.NewServer(mux)
+	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	sse := server.NewSSEServer(s, server.WithBaseURL(srv.URL))
 	mux.Handle("/sse", sse)
 	mux.Handle("/message", sse)
-	rec := newRecorder()
-	sess := startSession(t, &Config{ID: "legacy", URL: srv.URL + "/sse", Transport: "sse", Timeout: 10 * time.Second}, rec, Hooks{})
-	sess.HandleClient(context.Background(), msg(t, callText("1", "echo", `{"text":"over sse"}`)))
-	rec.wait(t, "over sse")
-	sess.Close()
+	c := dial(t, &Config{ID: "legacy", URL: srv.URL + "/sse", Transport: "sse", Timeout: 10 * time.Second})
+	initialize(t, c)
+	if in := request(t, context.Background(), c, "1", "tools/call", callParams("echo", `{"text":"over sse"}`), nil); !strings.Contains(string(in.Msg), "over sse") {
+		t.Errorf("answer %s", in.Msg)
+	}
+	c.Close()
+	if c.Err() != ErrClosed {
+		t.Errorf("closed with %v", c.Err())
+	}
 }
 
 func TestSSEConnFailures(t *testing.T) {

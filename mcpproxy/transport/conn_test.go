@@ -1,4 +1,4 @@
-package mcpproxy
+package transport
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
 	c := &Config{ID: "x"}
-	if c.timeout("any") != DefaultTimeout || c.maxMessage() != DefaultMaxMessage || c.log() == nil {
+	if c.RequestTimeout("any") != DefaultTimeout || c.MessageLimit() != DefaultMaxMessage || c.Log() == nil {
 		t.Error("defaults")
 	}
 	c = &Config{ID: "x", Timeout: time.Second, TimeoutFor: map[string]time.Duration{"slow": time.Minute, "zero": 0}, MaxMessage: 10}
-	if c.timeout("slow") != time.Minute || c.timeout("zero") != time.Second || c.timeout("") != time.Second || c.maxMessage() != 10 {
+	if c.RequestTimeout("slow") != time.Minute || c.RequestTimeout("zero") != time.Second || c.RequestTimeout("") != time.Second || c.MessageLimit() != 10 {
 		t.Error("declared bounds")
 	}
 	s := c.Stateless()
