@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/mcpserve"
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // redactingPeer is the client side of a proxied session as the downstream
@@ -14,11 +14,11 @@ import (
 // echo it anywhere). A message that cannot be redacted safely is dropped
 // (a notification) or replaced by an error (anything the client waits on).
 type redactingPeer struct {
-	inner mcpserve.Peer
+	inner mcpwire.Peer
 	g     *Gateway
 }
 
-// Send implements mcpserve.Peer.
+// Send implements mcpwire.Peer.
 func (r redactingPeer) Send(msg []byte, route json.RawMessage, droppable bool) {
 	red, ok := r.g.pipe.RedactMessage(msg)
 	if !ok {
@@ -36,6 +36,6 @@ func (r redactingPeer) Send(msg []byte, route json.RawMessage, droppable bool) {
 }
 
 // redacting wraps peer for a proxied server's messages.
-func (g *Gateway) redacting(peer mcpserve.Peer) mcpserve.Peer {
+func (g *Gateway) redacting(peer mcpwire.Peer) mcpwire.Peer {
 	return redactingPeer{inner: peer, g: g}
 }
