@@ -200,7 +200,7 @@ func newLogger(w io.Writer, format string, level *slog.LevelVar) *slog.Logger {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 	}
-	return slog.New(tint.NewHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w)}))
+	return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w)}))
 }
 
 // isTerminal reports whether w is a terminal, so log lines are coloured only
