@@ -141,7 +141,7 @@ func (g *Gateway) mountMetrics(mux *http.ServeMux) {
 }
 
 // observeAudit has the audit report its group commits and its head to
-// the metrics, and log the head for anchoring (DESIGN §7).
+// the metrics, and log the head for anchoring.
 func (g *Gateway) observeAudit(opts *audit.Options) {
 	opts.OnCommit = g.metrics.AuditAppend
 	opts.OnHead = func(a audit.Anchor, anchored bool) { g.metrics.AuditHead(a.Seq, a.Hash, anchored) }

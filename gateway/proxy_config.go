@@ -149,7 +149,7 @@ func fillCredentials(tmpl string, creds map[string]string) (string, error) {
 		}
 		v, ok := creds[name]
 		if !ok || v == "" {
-			return "", fmt.Errorf("credential %q has no value; set the variable or file it is declared from under credentials:", name)
+			return "", fmt.Errorf("credential %q has no value; set the variable or file that its credentials: entry names", name)
 		}
 		b.WriteString(v)
 	}

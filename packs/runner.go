@@ -340,7 +340,7 @@ func (r *Runner) env(pack *workspace.CommandPack) ([]string, error) {
 			}
 			v, ok := r.Credentials[cred]
 			if !ok || v == "" {
-				return nil, fmt.Errorf("env %s needs credential %q, which has no value; set the variable or file it is declared from under credentials:", k, cred)
+				return nil, fmt.Errorf("env %s needs credential %q, which has no value; set the variable or file that its credentials: entry names", k, cred)
 			}
 			b.WriteString(v)
 		}
