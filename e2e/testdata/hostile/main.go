@@ -12,7 +12,9 @@
 // ignores SIGTERM, SIGINT and SIGHUP (so only SIGKILL stops it); -pids DIR
 // writes an empty file DIR/<pid> at start, so a test can count the
 // processes ever started and check which still run; -record FILE appends
-// each method received, one per line.
+// each method received, one per line; -hang-after-init (stdio) answers
+// initialize and then never reads stdin again, so its tools/list and
+// every call go unanswered while it stays alive.
 package main
 
 import (
@@ -34,6 +36,7 @@ import (
 
 type server struct {
 	holdCancelled bool
+	hangAfterInit bool
 	recMu         sync.Mutex
 	rec           *os.File
 }
@@ -51,6 +54,7 @@ func main() {
 	ignoreTerm := flag.Bool("ignore-term", false, "ignore SIGTERM, SIGINT and SIGHUP")
 	pids := flag.String("pids", "", "write an empty file DIR/<pid> at start")
 	record := flag.String("record", "", "append each method received to this file")
+	hangAfterInit := flag.Bool("hang-after-init", false, "stdio: answer initialize, then never read stdin again (alive, answering nothing)")
 	flag.Parse()
 	if *ignoreTerm {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -61,7 +65,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	s := &server{holdCancelled: *hold}
+	s := &server{holdCancelled: *hold, hangAfterInit: *hangAfterInit}
 	if *record != "" {
 		f, err := os.OpenFile(*record, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -183,7 +187,7 @@ func (s *server) serveStdio() {
 		if resp != nil {
 			write(resp)
 		}
-		if after == "freeze" {
+		if after == "freeze" || (s.hangAfterInit && m.Method == "initialize") {
 			blockForever() // never read stdin again; stdin's EOF is never seen
 		}
 	}
