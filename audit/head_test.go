@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,23 +27,7 @@ func TestParseAnchor(t *testing.T) {
 // plainLog writes n events to a log without a signing key.
 func plainLog(t *testing.T, n int, reason string) []byte {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if err := l.Append(&Event{Agent: "a", Decision: "deny", Reason: reason + strings.Repeat("x", i%5)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data := writeLog(t, Options{}, n, reason)
 	return data
 }
 

@@ -31,13 +31,20 @@ func testKey(t testing.TB) (ed25519.PrivateKey, ed25519.PublicKey) {
 // log (which adds the closing checkpoint).
 func signedLog(t *testing.T, priv ed25519.PrivateKey, n, every int) (string, []byte) {
 	t.Helper()
+	return writeLog(t, Options{SigningKey: priv, CheckpointEvery: every}, n, "")
+}
+
+// writeLog writes n events, their reasons starting with reason, to a new
+// log opened with opts, closes it and returns its path and bytes.
+func writeLog(t *testing.T, opts Options, n int, reason string) (string, []byte) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path, Options{SigningKey: priv, CheckpointEvery: every})
+	l, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range n {
-		if err := l.Append(&Event{Agent: "a", Decision: "deny", Reason: strings.Repeat("x", i%7)}); err != nil {
+		if err := l.Append(&Event{Agent: "a", Decision: "deny", Reason: reason + strings.Repeat("x", i%7)}); err != nil {
 			t.Fatal(err)
 		}
 	}
