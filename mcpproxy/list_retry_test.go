@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
 )
 
 // TestListRetryBackoff: the wait doubles with each failure in a row, from
@@ -67,13 +69,13 @@ func TestListerPaces(t *testing.T) {
 		close(done)
 	}()
 	<-done // the caller did not wait on the hung attempt
-	waitUntil(t, "the background attempt", func() bool { return attempts.Load() >= 2 })
+	servertest.WaitFor(t, "the background attempt", func() bool { return attempts.Load() >= 2 })
 	if n := attempts.Load(); n != 2 {
 		t.Fatalf("%d attempts once due, want 2", n)
 	}
 	free()
 	running.Wait()
-	waitUntil(t, "the background attempt recorded", func() bool {
+	servertest.WaitFor(t, "the background attempt recorded", func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return !l.running && l.failures == 2
@@ -107,15 +109,4 @@ func TestListerCloseStops(t *testing.T) {
 		t.Fatal("Close returned before the background attempt ended")
 	}
 	l.Ensure(context.Background(), func(context.Context) error { t.Error("an attempt after Close"); return nil })
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -19,16 +19,7 @@ func TestAuditVerifyHeadCLI(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.jsonl")
 	anchorHash := writeAuditLog(t, good, 4)
-	l, err := audit.Open(good, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if err := l.Append(&audit.Event{Agent: "reader", Decision: "deny"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.Close()
+	appendEvents(t, good, audit.Options{}, 3, audit.Event{Agent: "reader", Decision: "deny"})
 	head := "4:" + anchorHash
 	data, err := os.ReadFile(good)
 	if err != nil {
@@ -46,16 +37,7 @@ func TestAuditVerifyHeadCLI(t *testing.T) {
 	zero := write("zero.jsonl", nil)
 	// Rewritten: as many events and more, other ones, chained anew.
 	forged := filepath.Join(dir, "forged.jsonl")
-	fl, err := audit.Open(forged, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 9 {
-		if err := fl.Append(&audit.Event{Agent: "reader", Decision: "allow", Reason: "nothing to see"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fl.Close()
+	appendEvents(t, forged, audit.Options{}, 9, audit.Event{Agent: "reader", Decision: "allow", Reason: "nothing to see"})
 	tests := []struct {
 		name    string
 		args    []string
@@ -125,5 +107,24 @@ func TestCheckWarnsUnsignedAudit(t *testing.T) {
 	c, _, stderr = auditCLI(nil)
 	if code := c.main(context.Background(), []string{"check", "-w", signed}); code != exitOK || strings.Contains(stderr.String(), "signing_key is not set") {
 		t.Errorf("check of a signed audit: %d %s", code, stderr)
+	}
+}
+
+// appendEvents appends n copies of ev to the log at path, opened with
+// opts, and closes it.
+func appendEvents(t *testing.T, path string, opts audit.Options, n int, ev audit.Event) {
+	t.Helper()
+	l, err := audit.Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		e := ev
+		if err := l.Append(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -39,16 +39,7 @@ func TestAuditKeygenAndSignedVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := filepath.Join(dir, "audit.jsonl")
-	l, err := audit.Open(good, audit.Options{SigningKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 5 {
-		if err := l.Append(&audit.Event{Agent: "a", Decision: "deny"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.Close()
+	appendEvents(t, good, audit.Options{SigningKey: key}, 5, audit.Event{Agent: "a", Decision: "deny"})
 	data, _ := os.ReadFile(good)
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
