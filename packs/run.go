@@ -89,6 +89,9 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	res.OutputBytes = sink.kept + sink.cut
 	res.StderrTail = r.redactCut(string(tail.Bytes()), tail.total > int64(len(tail.Bytes())), false)
 	reasons := failureReasons(res, ex, sink, cancelled, timeout, limit)
+	if removed := p.created.settle(len(reasons) > 0); len(removed) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s, created for this call, was removed", strings.Join(removed, ", ")))
+	}
 	if out != nil {
 		if len(reasons) == 0 {
 			if err := out.commit(); err != nil {
@@ -202,12 +205,14 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 		// elsewhere.
 		path = filepath.Join(inv.Dir, path)
 	}
-	files, err := openBoundFiles(inv)
+	files, created, err := openBoundFiles(inv)
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
 	defer closeAll(files)
+	sandboxCleanup := cleanup
+	cleanup = func() { sandboxCleanup(); created.settle(true) } // until the command starts
 	var ends []*os.File
 	pipe := func() (rd, wr *os.File, err error) {
 		if rd, wr, err = os.Pipe(); err == nil {
@@ -240,7 +245,7 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 	if r.Contain == nil {
 		return fail(fmt.Errorf("the runner has no containment (build it with NewRunner)"))
 	}
-	p := &started{cmd: cmd, stdout: outR, stderr: errR, cleanup: cleanup}
+	p := &started{cmd: cmd, stdout: outR, stderr: errR, cleanup: sandboxCleanup, created: created}
 	p.started = time.Now()
 	p.tree, err = r.Contain.Start(cmd, inv.MaxMemory)
 	// The child holds its ends now; the gateway keeps only its own.

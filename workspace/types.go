@@ -248,10 +248,16 @@ type Command struct {
 	// interpreter (a jq filter), which the runner must confine so that the
 	// program cannot reach files the grant did not name (DESIGN §6).
 	Program []string `yaml:"program"`
-	// ArgvPos and ProgramPos record where each element of Argv and Program
-	// was written.
+	// Creates names parameters that name a file the command writes, which
+	// the gateway creates (empty, mode 0644) when a grant binds the
+	// parameter with path_within and the file does not exist yet; any
+	// other bound parameter must name an existing file.
+	Creates []string `yaml:"creates"`
+	// ArgvPos, ProgramPos and CreatesPos record where each element of
+	// Argv, Program and Creates was written.
 	ArgvPos    []Pos
 	ProgramPos []Pos
+	CreatesPos []Pos
 	// Damaged is set when loading reported an error inside this
 	// declaration (see MCPServer.Damaged).
 	Damaged bool `json:"-"`

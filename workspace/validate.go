@@ -276,6 +276,7 @@ func (v *validator) command(p *CommandPack, c *Command) {
 			v.errorf(p, "command %s: program names %q, which is not declared in inputs.properties; declare it (for example %s: {type: string}) or remove it from program", name, s, s)
 		}
 	}
+	v.creates(name, c, props)
 	switch c.Output.Parse {
 	case "", "text", "json":
 	default:
