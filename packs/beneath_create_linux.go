@@ -31,8 +31,12 @@ var errRaced = errors.New("appeared while it was being created")
 // directory it was created in held open, so that removing it on failure
 // looks the name up there and nowhere else.
 type createdFile struct {
-	dir      int
-	base     string
+	dir  int
+	base string
+	// file is a descriptor of the file itself, held until settle so that
+	// its inode cannot be freed and reused by another file meanwhile:
+	// the same device and inode at base then mean the same file.
+	file     int
 	dev, ino uint64
 	// value is the name as the caller gave it, for messages.
 	value string
@@ -52,9 +56,11 @@ func (c *createdFile) remove() bool {
 }
 
 func (c *createdFile) close() {
-	if c.dir >= 0 {
-		unix.Close(c.dir)
-		c.dir = -1
+	for _, fd := range []*int{&c.dir, &c.file} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
 	}
 }
 
@@ -87,24 +93,38 @@ func createBound(b BoundPath) (*os.File, *createdFile, error) {
 	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		if errors.Is(err, unix.EEXIST) {
-			err = freeName(dfd, base)
+			// Something is there: a link is refused, anything else (or
+			// nothing again) is looked at afresh.
+			if err = freeName(dfd, base); err == nil {
+				err = errRaced
+			}
 		} else {
 			err = fmt.Errorf("cannot be created (the directory must be writable): %w", err)
 		}
 		unix.Close(dfd)
 		return nil, nil, err
 	}
+	c := &createdFile{dir: dfd, base: base, file: -1, value: b.Value}
 	var st unix.Stat_t
-	if err := unix.Fchmod(fd, uint32(newFileMode)); err == nil {
-		err = unix.Fstat(fd, &st)
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		_ = unix.Unlinkat(dfd, base, 0)
+		c.close()
+		return nil, nil, fmt.Errorf("was created but could not be looked at: %w", err)
+	}
+	c.dev, c.ino = st.Dev, st.Ino
+	c.file, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err == nil {
+		// Explicitly, as write_to sets a new file's mode: not the umask's.
+		err = unix.Fchmod(fd, uint32(newFileMode))
 	}
 	if err != nil {
 		unix.Close(fd)
-		_ = unix.Unlinkat(dfd, base, 0)
-		unix.Close(dfd)
+		c.remove()
+		c.close()
 		return nil, nil, fmt.Errorf("was created but could not be set up: %w", err)
 	}
-	return os.NewFile(uintptr(fd), b.Path), &createdFile{dir: dfd, base: base, dev: st.Dev, ino: st.Ino, value: b.Value}, nil
+	return os.NewFile(uintptr(fd), b.Path), c, nil
 }
 
 // probeCreate checks, before a call is decided on or held for approval,
