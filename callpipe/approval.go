@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/strictjson"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -29,7 +30,7 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		Argv: p.redactAll(preview),
 		Tier: string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
 	}
-	if args, ok := redactDoc(p.redactor, call.ArgsJSON); ok {
+	if args, ok := p.redactor.JSON(call.ArgsJSON); ok {
 		info.Arguments = args
 	} else {
 		// A credential outside any string (a number): show the text redacted.
@@ -108,13 +109,13 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 }
 
 // approvedCall marks ev as allowed under approval r.
-func approvedCall(ev *audit.Event, d grantcheck.Decision, r approvals.Request, red Redactor) {
+func approvedCall(ev *audit.Event, d grantcheck.Decision, r approvals.Request, red *redact.Redactor) {
 	ev.Decision = string(grantcheck.Allow)
 	ev.Reason = fmt.Sprintf("%s; approved by %s (%s)", red.Redact(d.Reason), r.DecidedBy, r.ID)
 	ev.Approval = r.Record()
 }
 
-func refusedReason(r approvals.Request, ttl time.Duration, red Redactor) string {
+func refusedReason(r approvals.Request, ttl time.Duration, red *redact.Redactor) string {
 	if r.State == approvals.Denied {
 		s := "approval " + r.ID + " denied by " + r.DecidedBy
 		if r.DenyReason != "" {
@@ -153,7 +154,8 @@ func (p *Pipeline) elicit(ctx context.Context, asker Asker, r approvals.Request,
 
 // ApprovalEvent is the audit event of an approver's decision or an
 // expiry, so the trail shows who said yes or no, and when.
-func ApprovalEvent(r approvals.Request, red Redactor) *audit.Event {
+// red (nil: nothing to redact) redacts the approver's deny reason.
+func ApprovalEvent(r approvals.Request, red *redact.Redactor) *audit.Event {
 	ev := &audit.Event{
 		Agent:      r.Agent,
 		Action:     r.Action,

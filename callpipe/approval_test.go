@@ -50,7 +50,7 @@ func sealedHarness(t *testing.T) (*harness, *Sealer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.pipe = New(Options{Snapshot: func() *Snapshot { return h.snap }, Approvals: h.broker, Journal: h.pipe.Journal(), Redactor: testRedactor{}, Sealer: sealer})
+	h.pipe = New(Options{Snapshot: func() *Snapshot { return h.snap }, Approvals: h.broker, Journal: h.pipe.Journal(), Redactor: testRedactor(), Sealer: sealer})
 	return h, sealer
 }
 

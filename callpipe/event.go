@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/redact"
 )
 
 // Verbs of audit actions about a tool: "<provider>:<verb>:<surface>:<member>".
@@ -50,7 +51,7 @@ func (p *Pipeline) newCallEvent(req Request, name string, snap *Snapshot) *audit
 }
 
 // outcomeEvent is the event that follows decision once its run ended.
-func outcomeEvent(decision *audit.Event, out Outcome, r Redactor) *audit.Event {
+func outcomeEvent(decision *audit.Event, out Outcome, r *redact.Redactor) *audit.Event {
 	ev := &audit.Event{
 		Agent:      decision.Agent,
 		Action:     decision.Action,

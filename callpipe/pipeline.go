@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/tiers"
 )
 
@@ -174,19 +175,15 @@ const (
 	Cancelled               // the user dismissed the question
 )
 
-// Redactor removes credential values from text shown to agents, written
-// to the audit or logged.
-type Redactor interface {
-	Redact(s string) string
-}
-
 // Options are the pipeline's dependencies.
 type Options struct {
 	// Snapshot returns the workspace revision in force.
 	Snapshot  func() *Snapshot
 	Approvals *approvals.Broker
 	Journal   *Journal
-	Redactor  Redactor
+	// Redactor removes credential values from what the pipeline returns,
+	// audits and logs; nil redacts nothing.
+	Redactor *redact.Redactor
 	// Sealer seals the requestState toolgate issues; nil: no call is
 	// held by asking the caller's user.
 	Sealer *Sealer
@@ -202,7 +199,7 @@ type Pipeline struct {
 	snapshot  func() *Snapshot
 	approvals *approvals.Broker
 	journal   *Journal
-	redactor  Redactor
+	redactor  *redact.Redactor
 	sealer    *Sealer
 	observer  Observer
 	log       *slog.Logger
@@ -213,15 +210,8 @@ func New(opts Options) *Pipeline {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Redactor == nil {
-		opts.Redactor = noRedaction{}
-	}
-	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: textRedactor{opts.Redactor}, sealer: opts.Sealer, observer: opts.Observer, log: opts.Logger}
+	return &Pipeline{snapshot: opts.Snapshot, approvals: opts.Approvals, journal: opts.Journal, redactor: opts.Redactor, sealer: opts.Sealer, observer: opts.Observer, log: opts.Logger}
 }
-
-type noRedaction struct{}
-
-func (noRedaction) Redact(s string) string { return s }
 
 // Journal returns the audit journal every event of the gateway goes to.
 func (p *Pipeline) Journal() *Journal { return p.journal }
@@ -376,21 +366,12 @@ func (p *Pipeline) redactAll(argv []string) []string {
 }
 
 // redactJSON removes credential values from a JSON document for the
-// client, however they are escaped (redact.go). A document that cannot be
+// client, however they are escaped (package redact). A document that cannot be
 // redacted safely is replaced by an error result rather than sent.
 func (p *Pipeline) redactJSON(b []byte) []byte {
-	red, ok := redactDoc(p.redactor, b)
+	red, ok := p.redactor.JSON(b)
 	if !ok {
 		return ErrorResult("the result held a credential and was withheld")
 	}
 	return red
-}
-
-// RedactMessage removes credential values from a message a downstream
-// server sends the client outside any call's result — a notification (a
-// log message), a request (an elicitation's text) — however they are
-// escaped. ok is false when the message cannot be redacted safely; it must
-// then not be relayed.
-func (p *Pipeline) RedactMessage(msg []byte) ([]byte, bool) {
-	return redactDoc(p.redactor, msg)
 }

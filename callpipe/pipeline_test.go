@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -89,17 +90,15 @@ func newHarness(t *testing.T, yaml string, wait time.Duration, sink Appender) *h
 		sink = log
 	}
 	journal := NewJournal(sink)
-	h.broker = approvals.New(approvals.Options{OnDecision: func(r approvals.Request) { _ = journal.Append(ApprovalEvent(r, testRedactor{})) }})
+	h.broker = approvals.New(approvals.Options{OnDecision: func(r approvals.Request) { _ = journal.Append(ApprovalEvent(r, testRedactor())) }})
 	t.Cleanup(h.broker.Close)
 	h.snap = &Snapshot{Policy: policy, Rules: rules, Revision: ws.Revision, Wait: wait, Elicitation: true}
-	h.pipe = New(Options{Snapshot: func() *Snapshot { return h.snap }, Approvals: h.broker, Journal: journal, Redactor: testRedactor{}})
+	h.pipe = New(Options{Snapshot: func() *Snapshot { return h.snap }, Approvals: h.broker, Journal: journal, Redactor: testRedactor()})
 	return h
 }
 
-// testRedactor treats "s3cret" as the one credential.
-type testRedactor struct{}
-
-func (testRedactor) Redact(s string) string { return strings.ReplaceAll(s, "s3cret", "[REDACTED]") }
+// testRedactor treats "s3cret" as the one credential, named t.
+func testRedactor() *redact.Redactor { return redact.New(map[string]string{"t": "s3cret"}) }
 
 // fakeExec records what it was asked to run; before running it checks
 // that the call's decision is already in the audit (write-ahead).
@@ -284,9 +283,9 @@ func TestPipelineRefusals(t *testing.T) {
 		{"unknown surface", "bot", "nope", `{"name":"read","arguments":{}}`, nil, nil, `DENIED: unknown tool "nope:read"`},
 		{"schema", "bot", "notes", `{"name":"read","arguments":{"file":1}}`, nil, nil, "DENIED: arguments do not match the input schema"},
 		{"case variant of a declared parameter", "bot", "notes", `{"name":"read","arguments":{"FILE":"/etc/shadow"}}`, nil, nil, "differs only in case from the declared parameter"},
-		{"constraint", "bot", "notes", `{"name":"read","arguments":{"file":"s3cret.txt"}}`, nil, nil, "DENIED: parameter \"file\": \"[REDACTED].txt\" is not one of"},
+		{"constraint", "bot", "notes", `{"name":"read","arguments":{"file":"s3cret.txt"}}`, nil, nil, "DENIED: parameter \"file\": \"[REDACTED:t].txt\" is not one of"},
 		{"malformed", "bot", "notes", "", errors.New("params.name must be a string"), nil, "DENIED: malformed tools/call: params.name must be a string"},
-		{"prepare fails", "bot", "notes", `{"name":"read","arguments":{"file":"a.txt"}}`, nil, errors.New("parameter \"file\": s3cret starts with -"), "DENIED: parameter \"file\": [REDACTED] starts with -"},
+		{"prepare fails", "bot", "notes", `{"name":"read","arguments":{"file":"a.txt"}}`, nil, errors.New("parameter \"file\": s3cret starts with -"), "DENIED: parameter \"file\": [REDACTED:t] starts with -"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -412,7 +411,7 @@ func TestPipelineOperatorApproves(t *testing.T) {
 		t.Fatal(err)
 	}
 	text, isErr := resultText(t, <-done)
-	if !isErr || !strings.Contains(text, "denied by operator: not [REDACTED] enough") {
+	if !isErr || !strings.Contains(text, "denied by operator: not [REDACTED:t] enough") {
 		t.Fatalf("denied call: %q", text)
 	}
 	var decided []string
@@ -514,10 +513,10 @@ func TestPipelineOutcomes(t *testing.T) {
 		check   func(t *testing.T, res Result, ev audit.Event)
 	}{
 		{"rpc error passes through, redacted", Outcome{RPCError: []byte(`{"code":-1,"message":"bad s3cret"}`), Error: "server said s3cret"}, func(t *testing.T, res Result, ev audit.Event) {
-			if string(res.RPCError) != `{"code":-1,"message":"bad [REDACTED]"}` || res.JSON != nil {
+			if string(res.RPCError) != `{"code":-1,"message":"bad [REDACTED:t]"}` || res.JSON != nil {
 				t.Errorf("rpc error %s json %s", res.RPCError, res.JSON)
 			}
-			if ev.Decision != OutcomeFailed || ev.Error != "server said [REDACTED]" {
+			if ev.Decision != OutcomeFailed || ev.Error != "server said [REDACTED:t]" {
 				t.Errorf("outcome %+v", ev)
 			}
 		}},
@@ -576,10 +575,10 @@ func TestApprovalEvent(t *testing.T) {
 	t.Parallel()
 	for state, want := range map[approvals.State]string{
 		approvals.Approved: "approval ap-1 approved by operator",
-		approvals.Denied:   "approval ap-1 denied by operator: no [REDACTED]",
+		approvals.Denied:   "approval ap-1 denied by operator: no [REDACTED:t]",
 		approvals.Expired:  "approval ap-1 expired unused",
 	} {
-		ev := ApprovalEvent(approvals.Request{ID: "ap-1", State: state, DecidedBy: "operator", DenyReason: "no s3cret"}, testRedactor{})
+		ev := ApprovalEvent(approvals.Request{ID: "ap-1", State: state, DecidedBy: "operator", DenyReason: "no s3cret"}, testRedactor())
 		if ev.Reason != want || ev.Decision != string(state) {
 			t.Errorf("%s: %q", state, ev.Reason)
 		}

@@ -52,6 +52,7 @@ agents:
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ANTHROPIC_BASE_URL=" + model.URL, "ANTHROPIC_API_KEY=dummy",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false"}
+	cmd.Env = append(cmd.Env, coverEnv()...)
 	if o, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("claude: %v\n%s", err, o)
 	}

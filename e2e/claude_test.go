@@ -145,6 +145,7 @@ agents:
 		// scripted model can call them by name in its first turn.
 		"ENABLE_TOOL_SEARCH=false",
 	}
+	cmd.Env = append(cmd.Env, coverEnv()...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

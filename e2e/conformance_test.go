@@ -188,6 +188,10 @@ func (b *confBench) attempt(t *testing.T, c confCase, cached bool, args ...strin
 // 2025-11-25: initialize and sessions, SSE polling), against each
 // downstream kind, directly and through toolgate.
 func TestConformanceNext(t *testing.T) {
+	// Its own servers and toolgate instance (startConfBench), so it runs
+	// beside the other tests; its cases stay one after another, as they
+	// share those servers.
+	t.Parallel()
 	suite := conformanceSuiteIn(t, "conformance-next", "0.2.0-alpha.12")
 	bench := startConfBench(t)
 	for _, set := range []string{"2026-07-28", "2025-11-25"} {
@@ -207,6 +211,7 @@ func TestConformanceNext(t *testing.T) {
 // scenarios, 2025-11-25 and earlier) against the both-era and 2025-only
 // downstreams, directly and through toolgate.
 func TestConformanceThroughProxy(t *testing.T) {
+	t.Parallel() // its own bench, as TestConformanceNext
 	suite := conformanceSuiteIn(t, "conformance", "0.1.16")
 	bench := startConfBench(t)
 	for _, ds := range []string{dsBothHTTP, dsBothStdio, ds2025HTTP, ds2025Stdio} {

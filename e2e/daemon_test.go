@@ -206,12 +206,12 @@ func withBearer(t testing.TB, base, token string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.FlushInterval = -1 // stream SSE as it comes
-	inner := rp.Director
-	rp.Director = func(r *http.Request) {
-		inner(r)
-		r.Header.Set("Authorization", "Bearer "+token)
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Header.Set("Authorization", "Bearer "+token)
+		},
+		FlushInterval: -1, // stream SSE as it comes
 	}
 	srv := httptest.NewServer(rp)
 	t.Cleanup(srv.Close)

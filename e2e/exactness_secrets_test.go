@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,7 +15,9 @@ var secretMarks = []string{"tg-cred-9f3a", "z-7e51", "tgcredPLAIN", "456789abcde
 
 // leaked names where in text a credential shows, in any encoding: as
 // written, JSON-escaped, Go-quoted, or (for a JSON document) in any
-// string once decoded. "" when nowhere.
+// string as a reader reads it — decoded, its \u escapes decoded again, a
+// string that is JSON read as JSON, the text items of an array read
+// joined. "" when nowhere.
 func leaked(text string) string {
 	for _, m := range secretMarks {
 		if i := strings.Index(text, m); i >= 0 {
@@ -33,7 +36,7 @@ func leaked(text string) string {
 			continue
 		}
 		var found string
-		walkStrings(v, func(s string) {
+		readerStrings(v, 0, func(s string) {
 			for _, m := range append(secretMarks, benchSecret) {
 				if found == "" && strings.Contains(s, m) {
 					found = "decoded: " + s
@@ -45,6 +48,59 @@ func leaked(text string) string {
 		}
 	}
 	return ""
+}
+
+// uEscape is one \uXXXX escape.
+var uEscape = regexp.MustCompile(`\\u[0-9a-fA-F]{4}`)
+
+// readerStrings calls f with every string of v as a reader reads it: as
+// decoded, with the \u escapes left in it decoded (up to four times), as
+// a JSON document when it is one, and, for an array, its string elements
+// and its elements' "text" members joined.
+func readerStrings(v any, depth int, f func(string)) {
+	walkStrings(v, func(s string) {
+		f(s)
+		for i := 0; i < 4 && strings.Contains(s, `\`); i++ {
+			s = uEscape.ReplaceAllStringFunc(s, func(e string) string {
+				n, _ := strconv.ParseUint(e[2:], 16, 32)
+				return string(rune(n))
+			})
+			s = strings.NewReplacer(`\\`, `\`, `\"`, `"`).Replace(s)
+			f(s)
+		}
+		var inner any
+		if depth < 4 && json.Unmarshal([]byte(s), &inner) == nil {
+			readerStrings(inner, depth+1, f)
+		}
+	})
+	walkArrays(v, func(items []any) {
+		var joined strings.Builder
+		for _, e := range items {
+			switch x := e.(type) {
+			case string:
+				joined.WriteString(x)
+			case map[string]any:
+				if t, ok := x["text"].(string); ok {
+					joined.WriteString(t)
+				}
+			}
+		}
+		f(joined.String())
+	})
+}
+
+func walkArrays(v any, f func([]any)) {
+	switch x := v.(type) {
+	case []any:
+		f(x)
+		for _, e := range x {
+			walkArrays(e, f)
+		}
+	case map[string]any:
+		for _, e := range x {
+			walkArrays(e, f)
+		}
+	}
 }
 
 func jsonInner(s string) string {
@@ -77,10 +133,12 @@ func walkStrings(v any, f func(string)) {
 // server (env on stdio, headers on HTTP) that the server echoes back — in
 // a result, structuredContent and _meta, an isError result, a JSON-RPC
 // error, an HTTP error body, a result with every character \u-escaped, or
-// its stderr as it crashes — never
-// reaches the agent, the audit or toolgate's log (debug level) unredacted;
-// nor does a credential the agent quotes in an argument that fails a
-// pattern.
+// its stderr as it crashes; as a text that is itself JSON with the
+// credential \u-escaped (value and key), or split across text blocks in
+// pieces too short to be recognised alone, in a result and in an error —
+// never reaches the agent, the audit or toolgate's log (debug level)
+// unredacted; nor does a credential the agent quotes in an argument that
+// fails a pattern.
 func TestExactnessCredentials(t *testing.T) {
 	t.Parallel()
 	b := newBench(t, "wait: 50ms\nttl: 10m")
@@ -90,7 +148,7 @@ func TestExactnessCredentials(t *testing.T) {
 			t.Run(transport+"/"+surface, func(t *testing.T) {
 				p := b.peer(t, d, transport, surface, initPlain)
 				var n ids
-				hows := []string{"result", "structured", "toolerror", "error"}
+				hows := []string{"result", "structured", "toolerror", "error", "jsontext", "split", "jsontexterror", "spliterror"}
 				if strings.HasPrefix(surface, "raw") {
 					hows = append(hows, "escaped")
 				}
@@ -141,8 +199,10 @@ func TestExactnessCredentials(t *testing.T) {
 
 // TestExactnessCredentialsInNotifications: a credential a proxied server
 // sends in a notification during a call (notifications/message, a log
-// line) is redacted before it reaches the agent, like one in the call's
-// result.
+// line) — as written, as a JSON text with it \u-escaped, split across the
+// text blocks of its data — is redacted before it reaches the agent, like
+// one in the call's result, and reaches neither the audit nor toolgate's
+// log.
 func TestExactnessCredentialsInNotifications(t *testing.T) {
 	t.Parallel()
 	b := newBench(t, "wait: 50ms\nttl: 10m")
@@ -152,12 +212,33 @@ func TestExactnessCredentialsInNotifications(t *testing.T) {
 			t.Run(transport+"/"+surface, func(t *testing.T) {
 				p := b.peer(t, d, transport, surface, initPlain)
 				var n ids
-				a := b.call(t, p, &n, surface, "leak log", `{"name":"leak","arguments":{"how":"log"}}`)
-				a.exact(t)
-				for _, m := range a.reply.msgs {
-					if where := leaked(string(m)); where != "" {
-						t.Errorf("the agent received a credential in a notification: …%s…", where)
+				auditBefore := len(readAudit(t, b.audit))
+				for _, how := range []string{"log", "jsontextlog", "splitlog"} {
+					a := b.call(t, p, &n, surface, "leak "+how, `{"name":"leak","arguments":{"how":"`+how+`"}}`)
+					a.exact(t)
+					var notes []string
+					for _, m := range a.reply.msgs {
+						if strings.Contains(string(m), "notifications/message") {
+							notes = append(notes, string(m))
+						}
+						if where := leaked(string(m)); where != "" {
+							t.Errorf("%s: the agent received a credential in a notification: …%s…", how, where)
+						}
 					}
+					// The by-hand server sends its notification before the
+					// response; mcp-go may send it after, into the next reply
+					// (which is checked too) or after the last.
+					if strings.HasPrefix(surface, "raw") && !strings.Contains(strings.Join(notes, "\n"), "[REDACTED:") {
+						t.Errorf("%s: no redacted notification arrived (did the server leak at all?): %q", how, notes)
+					}
+				}
+				for _, ev := range readAudit(t, b.audit)[auditBefore:] {
+					if where := leaked(ev.raw); where != "" {
+						t.Errorf("the audit holds a credential: …%s…", where)
+					}
+				}
+				if where := leaked(p.logText()); where != "" {
+					t.Errorf("toolgate's log holds a credential: …%s…", where)
 				}
 			})
 		}

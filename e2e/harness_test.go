@@ -178,7 +178,7 @@ func (e *harnessEnv) cliEnv(t *testing.T, extra ...string) (env []string, home s
 	if e.mode == "http" {
 		env = append(env, "READER_TOKEN="+e.token)
 	}
-	return append(env, extra...), home
+	return append(append(env, coverEnv()...), extra...), home
 }
 
 func fileExists(p string) bool {

@@ -17,6 +17,21 @@ import (
 // argvEcho prints its argv as JSON (testdata/argvecho).
 var binary, argvEcho string
 
+// coverEnvVar, set to a directory, builds binary with -cover and collects
+// the coverage of every run of it there (GOCOVERDIR), so that what only
+// the end-to-end tests reach (the CLI, the supervisor) is counted;
+// scripts/coverage.sh merges it with the unit tests' profiles.
+const coverEnvVar = "TOOLGATE_E2E_COVER"
+
+// coverEnv is what an environment built from scratch (a harness CLI's)
+// adds so that the binary it launches still writes its coverage.
+func coverEnv() []string {
+	if dir := os.Getenv("GOCOVERDIR"); dir != "" {
+		return []string{"GOCOVERDIR=" + dir}
+	}
+	return nil
+}
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -30,7 +45,22 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	defer closeFleetPG() // the PostgreSQL cluster the fleet tests share
 	binary = filepath.Join(dir, "toolgate")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/toolgate")
+	args := []string{"build", "-o", binary}
+	if cover := os.Getenv(coverEnvVar); cover != "" {
+		// Every run of the binary, by a test or by a harness a test
+		// drives, writes its counters into cover (GOCOVERDIR).
+		abs, err := filepath.Abs(cover)
+		if err == nil {
+			err = os.MkdirAll(abs, 0o755)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s=%s: %v\n", coverEnvVar, cover, err)
+			return 1
+		}
+		args = append(args, "-cover")
+		os.Setenv("GOCOVERDIR", abs)
+	}
+	build := exec.Command("go", append(args, "../cmd/toolgate")...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build toolgate:", err)

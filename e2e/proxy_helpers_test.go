@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,34 +171,6 @@ func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// childrenOf lists the pids whose parent is pid (Linux /proc).
-func childrenOf(pid int) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		var child int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &child); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command: state, ppid, ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		var state string
-		var ppid int
-		if i < 0 {
-			continue
-		}
-		if _, err := fmt.Sscanf(s[i+1:], " %s %d", &state, &ppid); err == nil && ppid == pid && state != "Z" {
-			out = append(out, child)
-		}
-	}
-	return out
 }
 
 func fmtSscan(s string, v *int) (int, error) { return fmt.Sscan(strings.TrimSpace(s), v) }

@@ -30,6 +30,7 @@ import (
 // chain verifies. About 90s by default; TOOLGATE_SOAK=5m (any Go
 // duration) for longer, and 20s under -short.
 func TestSoak(t *testing.T) {
+	t.Parallel() // paced traffic: it mostly waits, so other tests run beside it
 	length := 90 * time.Second
 	if testing.Short() {
 		length = 20 * time.Second

@@ -26,6 +26,7 @@ var ssePollingChecks = []string{
 }
 
 func TestSSEPollingThroughProxy(t *testing.T) {
+	t.Parallel()
 	suite := conformanceSuiteIn(t, "conformance-next", "0.2.0-alpha.12")
 	direct := startConfHTTP(t)
 	ws := writeFile(t, t.TempDir(), "toolgate.yaml", `version: 1

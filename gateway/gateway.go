@@ -3,6 +3,16 @@
 // every tools/call through the grant checker, runs what is allowed, and
 // writes one audit event per decision.
 //
+// Its files are grouped by the room they belong to: gateway_*.go opening
+// and closing (the workspace check, the store and audit), call*.go the one
+// tools/call entry of every surface and the results the gateway writes,
+// http_*.go the HTTP front (mux, origins, body bounds, identity, the admin
+// API's mount), serve.go what both transports serve, pack_*.go the command
+// pack surfaces (sessions, stateless requests, the executor, background
+// jobs), proxy_*.go the proxied MCP servers, revision_*.go the revision in
+// force (views, reload, the file watch, pins), tasks*.go the 2026-07-28
+// tasks and held calls, observe*.go metrics, traces, health and status.
+//
 // Trust boundaries: everything arriving from an MCP client (tool names,
 // arguments, headers) is untrusted and reaches the pack runner only after
 // grantcheck has decided; identity comes from the bearer token (daemon) or
@@ -19,13 +29,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolgate/toolgate/admin"
 	"github.com/toolgate/toolgate/approvals"
-	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/identity"
+	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/metrics"
 	"github.com/toolgate/toolgate/packs"
+	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/tracing"
 	"github.com/toolgate/toolgate/workspace"
@@ -63,18 +76,21 @@ type Gateway struct {
 	rev    atomic.Pointer[revision]
 	pipe   *callpipe.Pipeline
 	runner *packs.Runner
-	jobs   *packs.Jobs // background jobs (gateway/jobs.go)
+	jobs   *packs.Jobs // background jobs (pack_jobs.go)
 	store  state.Store
 	audit  *auditTrail
 	log    *slog.Logger
-	tokens *tokenTable
 	getenv func(string) string
+
+	// auth says which agent an HTTP request comes from (static tokens,
+	// and OAuth access tokens with gateway.identity.jwt).
+	auth *identity.Authenticator
+	// admin serves the admin API and the operator console.
+	admin *admin.Server
 
 	proxy     *proxy
 	approvals *approvals.Broker
-	admin     *adminAuth
-	sessions  consoleSessions
-	endpoints sync.Map // endpointKey → *mcpserve.Endpoint (pack surfaces)
+	endpoints sync.Map // endpointKey → *mcpserve.Endpoint
 	taskRuns  sync.Map // task id → context.CancelFunc of its resumed call
 	version   string
 
@@ -85,10 +101,8 @@ type Gateway struct {
 	// for the approval hint.
 	serveURL atomic.Pointer[string]
 
-	// idp checks OAuth access tokens (nil without gateway.identity.jwt).
-	idp *jwtIdentity
-	// pins follows toolgate.lock (pins.go); the lock in force is the
-	// revision's.
+	// pins follows toolgate.lock (revision_pins.go); the lock in force is
+	// the revision's.
 	pins *pinState
 	// metrics and tracer: observe.go.
 	metrics      *metrics.Metrics
@@ -133,13 +147,12 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	g := &Gateway{
 		ws:         ws,
 		runner:     runner,
-		log:        newRedactingLogger(opts.Logger, runner.Redact),
+		log:        redact.Logger(opts.Logger, runner.Redactor()),
 		getenv:     opts.Getenv,
 		watchEvery: opts.WatchEvery,
 	}
 	tokens := g.agentTokens(ws)
-	g.tokens = newTokenTable(tokens)
-	if g.idp, err = newJWTIdentity(ws, g.log); err != nil {
+	if g.auth, err = g.newAuthenticator(ws, tokens); err != nil {
 		return nil, err
 	}
 	g.pins = newPins(ws)
@@ -192,104 +205,6 @@ func (g *Gateway) agentTokens(ws *workspace.Workspace) map[string]string {
 	return tokens
 }
 
-// StoreConfig is the store the workspace names (gateway.state), with the
-// PostgreSQL DSN resolved through its SecretRef.
-func StoreConfig(ws *workspace.Workspace, getenv func(string) string) (state.Config, error) {
-	cfg := state.Config{Dir: ws.StateDir()}
-	if pg := ws.Gateway.State.Postgres; pg != nil && pg.DSN != nil {
-		dsn, err := pg.DSN.Resolve(getenv)
-		if err != nil {
-			return state.Config{}, fmt.Errorf("gateway.state.postgres.dsn: %w", err)
-		}
-		cfg.DSN = dsn
-	}
-	return cfg, nil
-}
-
-// openStore opens the workspace's shared store.
-func openStore(ctx context.Context, ws *workspace.Workspace, getenv func(string) string) (state.Store, error) {
-	cfg, err := StoreConfig(ws, getenv)
-	if err != nil {
-		return nil, err
-	}
-	st, err := state.Open(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open the shared store: %w", err)
-	}
-	return st, nil
-}
-
-// AuditOptions are the audit.Options the workspace asks for: fsync unless
-// gateway.audit.fsync is never, and the signing key of
-// gateway.audit.signing_key.
-func AuditOptions(ws *workspace.Workspace, getenv func(string) string) (audit.Options, error) {
-	opts := audit.Options{Fsync: ws.Gateway.Audit.Fsync != "never"}
-	if ref := ws.Gateway.Audit.SigningKey; ref != nil {
-		v, err := ref.Resolve(getenv)
-		if err != nil {
-			return opts, fmt.Errorf("gateway.audit.signing_key: %w", err)
-		}
-		if opts.SigningKey, err = audit.ParseSigningKey([]byte(v)); err != nil {
-			return opts, fmt.Errorf("gateway.audit.signing_key: %w", err)
-		}
-	}
-	return opts, nil
-}
-
-// Check runs every load-time check of a workspace without opening anything
-// for writing: the strict file load, `requires`, grant compilation and the
-// approval rules. All problems are returned together as a
-// workspace.ErrorList, sorted by position: when the file has load errors,
-// the later checks still run on what loaded, leaving out what depends on a
-// declaration that failed to load (see grantcheck.CompileLoaded), so one
-// mistake is reported once and every independent one at the same time.
-func Check(ctx context.Context, path string) (*workspace.Workspace, *grantcheck.Policy, error) {
-	ws, err := workspace.Load(path)
-	if ws == nil {
-		return nil, nil, err // nothing decoded to check further
-	}
-	errs := workspace.AsList(err)
-	// requires entries holding load errors are left out: their binary or
-	// version is not what the operator meant. ws itself is not changed.
-	settled := *ws
-	settled.CommandPacks = make([]*workspace.CommandPack, len(ws.CommandPacks))
-	for i, p := range ws.CommandPacks {
-		cp := *p
-		cp.Requires = nil
-		for _, r := range p.Requires {
-			if !r.Damaged {
-				cp.Requires = append(cp.Requires, r)
-			}
-		}
-		settled.CommandPacks[i] = &cp
-	}
-	errs = append(errs, packs.CheckRequires(ctx, &settled)...)
-	policy, perr := grantcheck.CompileLoaded(ws)
-	errs = append(errs, workspace.AsList(perr)...)
-	if policy != nil {
-		settled.Gateway.Approvals.Rules = policy.SettledRules(ws)
-		_, rerr := approvals.CompileRules(policy, &settled)
-		errs = append(errs, workspace.AsList(rerr)...)
-	}
-	if err := errs.Err(); err != nil {
-		return nil, nil, err
-	}
-	return ws, policy, nil
-}
-
-// AuditPath is where the workspace says its audit log lives, relative to
-// the workspace file's directory unless absolute.
-func AuditPath(ws *workspace.Workspace) string {
-	p := ws.Gateway.Audit.Path
-	if p == "" {
-		p = "audit.jsonl"
-	}
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(filepath.Dir(ws.Path), p)
-}
-
 // Workspace returns the declarations in force (the last good reload's).
 func (g *Gateway) Workspace() *workspace.Workspace { return g.live() }
 
@@ -298,6 +213,27 @@ func (g *Gateway) Policy() *grantcheck.Policy { return g.rev.Load().snap.Policy 
 
 // Store returns the shared store this process opened.
 func (g *Gateway) Store() state.Store { return g.store }
+
+// Approvals returns the broker of this gateway process.
+func (g *Gateway) Approvals() *approvals.Broker { return g.approvals }
+
+// SetBaseURL tells the gateway the base URL it is reached at (a daemon
+// once it listens), so the approval hint can name its admin API and
+// console.
+func (g *Gateway) SetBaseURL(u string) { g.serveURL.Store(&u) }
+
+// versionString is toolgate's version as it introduces itself.
+func (g *Gateway) versionString() string {
+	if g.version == "" {
+		return "dev"
+	}
+	return g.version
+}
+
+// clientInfo is how toolgate introduces itself to a downstream server.
+func (g *Gateway) clientInfo() mcpproxy.ClientInfo {
+	return mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()}
+}
 
 // Close ends every MCP session, stops the background jobs (auditing their
 // ends), and releases the audit and the store.

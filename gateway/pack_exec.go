@@ -2,12 +2,9 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/callpipe"
@@ -26,6 +23,19 @@ type packExecutor struct {
 	g     *Gateway
 	s     *surface
 	agent string
+}
+
+// packExecutor is the executor of agent's calls on pack surface s.
+func (g *Gateway) packExecutor(agent string, s *surface) packExecutor {
+	return packExecutor{g: g, s: s, agent: agent}
+}
+
+func (x packExecutor) provider() callpipe.Provider { return callpipe.Command }
+
+// answerJobTool answers the job tools before the pipeline (jobAnswerer),
+// when the agent is shown them on this surface.
+func (x packExecutor) answerJobTool(ctx context.Context, call *callpipe.Call) ([]byte, bool) {
+	return x.g.callJobTool(ctx, x.agent, x.s, x.g.view(x.agent, x.s.pack.ID), call.Name, call.Args)
 }
 
 // Prepare resolves the call into an invocation (argv by the frozen
@@ -47,7 +57,7 @@ func (x packExecutor) Prepare(ctx context.Context, call *callpipe.Call) (callpip
 		}
 	}
 	// path_within arguments are opened beneath their roots by the runner
-	// and reach the command as /dev/fd/N (DESIGN §6).
+	// and reach the command as /dev/fd/N.
 	inv, err := x.g.runner.PrepareBound(x.s.pack, cmd, call.Args, x.g.Policy().PathRoots(x.agent, x.s.pack.ID, call.Name))
 	if err != nil {
 		return nil, err
@@ -82,24 +92,15 @@ func (r *packRun) Execute(ctx context.Context, decision audit.Event) callpipe.Ou
 	}
 	exit, out, trunc := res.ExitCode, res.OutputBytes, res.Truncated
 	return callpipe.Outcome{
-		Result: marshalResult(toolResult(s.pack.ID, r.cmd.ID, res)),
+		Result: toolResult(s.pack.ID, r.cmd.ID, res).JSON(),
 		Argv:   res.Argv, Exit: &exit, Duration: res.Duration, OutputBytes: &out, Truncated: &trunc, Error: res.Err,
 	}
-}
-
-// marshalResult encodes a tool result built with mcp-go's types.
-func marshalResult(r *mcp.CallToolResult) []byte {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return callpipe.ErrorResult("the tool result could not be encoded: " + err.Error())
-	}
-	return b
 }
 
 // toolResult turns a finished run into the MCP result: stdout as text (and,
 // for a parse: json command, structuredContent — always a JSON object, as
 // its declared outputSchema says), or an error carrying stderr.
-func toolResult(pack, member string, res *packs.Result) *mcp.CallToolResult {
+func toolResult(pack, member string, res *packs.Result) callpipe.ToolResult {
 	var notes []string
 	if res.Truncated {
 		notes = append(notes, fmt.Sprintf("[output truncated: cut after %d bytes; at least %d more bytes were discarded]", len(res.Stdout), res.CutBytes))
@@ -115,7 +116,7 @@ func toolResult(pack, member string, res *packs.Result) *mcp.CallToolResult {
 		if tail := strings.TrimSpace(res.StderrTail); tail != "" {
 			msg += "\n" + tail
 		}
-		return mcp.NewToolResultError(msg)
+		return callpipe.ToolResult{Text: msg, IsError: true}
 	}
 	text := string(res.Stdout)
 	if len(notes) > 0 {
@@ -124,23 +125,5 @@ func toolResult(pack, member string, res *packs.Result) *mcp.CallToolResult {
 		}
 		text += strings.Join(notes, "\n")
 	}
-	out := mcp.NewToolResultText(text)
-	if res.StructuredContent != nil {
-		out.StructuredContent = res.StructuredContent
-	}
-	return out
-}
-
-// toolDefinition is the MCP tool an agent is shown: the member name
-// unchanged, the schema narrowed by its constraints, hints from effects,
-// and an object outputSchema when results carry structuredContent.
-func toolDefinition(v grantcheck.ToolView) mcp.Tool {
-	t := mcp.NewToolWithRawSchema(v.Name, v.Description, json.RawMessage(v.InputSchema))
-	if v.StructuredOutput {
-		t.RawOutputSchema = json.RawMessage(packs.OutputSchema)
-	}
-	read := v.Effects == workspace.EffectRead
-	destructive := !read
-	t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: &read, DestructiveHint: &destructive}
-	return t
+	return callpipe.ToolResult{Text: text, Structured: res.StructuredContent}
 }

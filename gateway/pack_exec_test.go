@@ -2,27 +2,13 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/packs"
 )
-
-func resultText(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
 
 func TestToolResult(t *testing.T) {
 	t.Parallel()
@@ -44,56 +30,11 @@ func TestToolResult(t *testing.T) {
 			t.Errorf("%s: isError = %v", tc.name, got.IsError)
 		}
 		for _, w := range tc.want {
-			if !strings.Contains(resultText(got), w) {
-				t.Errorf("%s: %q lacks %q", tc.name, resultText(got), w)
+			if !strings.Contains(got.Text, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, got.Text, w)
 			}
 		}
 	}
-}
-
-const pipelineWorkspace = `version: 1
-command_packs:
-  - use: bundled/json-tools
-agents:
-  - id: reader
-    grants: [pack:json-tools]
-`
-
-func openTestGateway(t *testing.T, auditPath string) *Gateway {
-	t.Helper()
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "toolgate.yaml")
-	if err := os.WriteFile(ws, []byte(pipelineWorkspace), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "d.json"), []byte(`{"a":1}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	g, err := Open(context.Background(), ws, Options{Getenv: os.Getenv, AuditPath: auditPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	return g
-}
-
-// callPack calls a pack tool through the same entry the transports use,
-// and decodes the result.
-func callPack(t *testing.T, g *Gateway, agent, surface, member string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	params, err := json.Marshal(map[string]any{"name": member, "arguments": args})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, rpcErr := g.callPackTool(context.Background(), agent, g.rev.Load().surfaces[surface], json.RawMessage(`1`), params, mcpwire.Client{}, nil)
-	if rpcErr != nil {
-		t.Fatalf("JSON-RPC error %s", rpcErr)
-	}
-	res, err := mcp.ParseCallToolResult((*json.RawMessage)(&raw))
-	if err != nil {
-		t.Fatalf("result %s: %v", raw, err)
-	}
-	return res
 }
 
 func TestCallPackRunsInWorkspaceDir(t *testing.T) {

@@ -14,10 +14,7 @@ import (
 // BenchmarkProxyCall is one proxied tools/call (echo) end to end in
 // process: HTTP in, decide, audit, stdio server round trip, HTTP out.
 func BenchmarkProxyCall(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "conformance-server")
-	if out, err := execGoBuild(bin); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildConformanceServer(b)
 	dir := b.TempDir()
 	ws := filepath.Join(dir, "toolgate.yaml")
 	_ = os.WriteFile(ws, []byte(`version: 1

@@ -35,7 +35,7 @@ func (g *Gateway) serverEra(ctx context.Context, ps *proxyServer) (mcpwire.Era, 
 	d.once.Do(func() {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ps.cfg.Timeout+30e9)
 		defer cancel()
-		d.era, d.discover, d.err = mcpproxy.Probe(pctx, ps.cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
+		d.era, d.discover, d.err = mcpproxy.Probe(pctx, ps.cfg, g.clientInfo())
 		g.downstreamUp(ps.id, d.err)
 		if d.err == nil {
 			g.log.Info("downstream MCP server era", "server", ps.id, "era", d.era.String())
@@ -77,7 +77,7 @@ func (g *Gateway) forwarder(ctx context.Context, agent string, ps *proxyServer) 
 			return
 		}
 		if era == mcpwire.EraLegacy {
-			if err := f.Initialize(bctx, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()}); err != nil {
+			if err := f.Initialize(bctx, g.clientInfo()); err != nil {
 				f.Close()
 				fo.err = fmt.Errorf("server %q: %w", ps.id, err)
 				g.downstreamUp(ps.id, fo.err)

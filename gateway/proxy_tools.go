@@ -9,14 +9,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/grantcheck"
-	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/pin"
 )
 
 // toolEntry is one tool as the server lists it: the raw bytes passed to
 // clients, what the policy needs from them, and the digest of its
-// definition (DESIGN §13; "" when it cannot be pinned).
+// definition ("" when it cannot be pinned).
 type toolEntry struct {
 	info   grantcheck.ToolInfo
 	raw    json.RawMessage
@@ -54,6 +53,14 @@ func parseTool(raw json.RawMessage, prev *toolEntry) (toolEntry, bool) {
 		e.digest = t.Digest
 	}
 	return e, true
+}
+
+// ToolInfoOf reads one tool of a tools/list result as the gateway does
+// (name, description, input schema, readOnlyHint); false when it has no
+// name or is not a JSON object. `toolgate init` proposes effects from it.
+func ToolInfoOf(raw json.RawMessage) (grantcheck.ToolInfo, bool) {
+	e, ok := parseToolInfo(raw)
+	return e.info, ok
 }
 
 func parseToolInfo(raw json.RawMessage) (toolEntry, bool) {
@@ -105,7 +112,7 @@ func (g *Gateway) ensureListed(ctx context.Context, ps *proxyServer) {
 		g.log.Warn("could not reach an MCP server; server: grants cover nothing until it answers", "server", ps.id, "err", err)
 		return
 	}
-	raws, err := mcpproxy.ListTools(lctx, cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
+	raws, err := mcpproxy.ListTools(lctx, cfg, g.clientInfo())
 	g.downstreamUp(ps.id, err)
 	if err != nil {
 		ps.mu.Lock()
@@ -115,13 +122,6 @@ func (g *Gateway) ensureListed(ctx context.Context, ps *proxyServer) {
 		return
 	}
 	g.setServerTools(ps, raws, true)
-}
-
-func (g *Gateway) versionString() string {
-	if g.version == "" {
-		return "dev"
-	}
-	return g.version
 }
 
 // setServerTools records a listing (replace: the whole list; else one page
@@ -215,82 +215,4 @@ func (ps *proxyServer) digestOf(name string) pin.Digest {
 		return ps.tools[i].digest
 	}
 	return ""
-}
-
-// filterTools rewrites one tools/list result for agent: only the tools it
-// may call and whose definition is pinned (when a lock is in force), each
-// exactly as the server wrote it except an input schema narrowed by the
-// agent's constraints.
-func (g *Gateway) filterTools(agent string, ps *proxyServer, result json.RawMessage) json.RawMessage {
-	f, err := jsonrpc.ParseFields(result)
-	if err != nil {
-		return json.RawMessage(`{"tools":[]}`)
-	}
-	var raws []json.RawMessage
-	_ = json.Unmarshal(f.Get("tools"), &raws)
-	entries := g.setServerTools(ps, raws, false)
-	rev := g.rev.Load()
-	views := g.view(agent, ps.id).byName
-	var b bytes.Buffer
-	b.WriteByte('[')
-	n := 0
-	for i, raw := range raws {
-		if !entries[i].ok {
-			continue
-		}
-		e := entries[i].e
-		v, ok := views[e.info.Name]
-		if !ok {
-			continue
-		}
-		if ok, _ := rev.pinned(ps.id, e.info.Name, e.digest); !ok {
-			continue
-		}
-		schema := e.info.InputSchema
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object"}`)
-		}
-		if v.InputSchema != nil && !bytes.Equal(v.InputSchema, schema) {
-			if tf, err := jsonrpc.ParseFields(raw); err == nil {
-				raw = tf.Set("inputSchema", v.InputSchema).Encode()
-			}
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(raw)
-		n++
-	}
-	b.WriteByte(']')
-	return f.Set("tools", b.Bytes()).Encode()
-}
-
-// proxyHooks govern one client session of agent on server ps.
-func (g *Gateway) proxyHooks(agent string, ps *proxyServer) mcpproxy.Hooks {
-	return mcpproxy.Hooks{
-		ToolsList: func(result json.RawMessage) json.RawMessage { return g.filterTools(agent, ps, result) },
-		CallTool: func(ctx context.Context, call mcpproxy.ToolCall) (json.RawMessage, json.RawMessage) {
-			return g.callServerTool(ctx, agent, ps.id, call, nil)
-		},
-		ToolsChanged: func(ctx context.Context, s *mcpproxy.Session) {
-			list := func(ctx context.Context) ([]json.RawMessage, error) {
-				if s != nil {
-					return s.ListTools(ctx)
-				}
-				cfg, _, err := g.eraConfig(ctx, ps)
-				if err != nil {
-					return nil, err
-				}
-				return mcpproxy.ListTools(ctx, cfg, mcpproxy.ClientInfo{Name: "toolgate", Version: g.versionString()})
-			}
-			raws, err := list(ctx)
-			g.downstreamUp(ps.id, err)
-			if err != nil {
-				g.log.Warn("could not re-list an MCP server's tools after a change", "server", ps.id, "err", err)
-				return
-			}
-			g.setServerTools(ps, raws, true)
-		},
-		Health: func(err error) { g.downstreamUp(ps.id, err) },
-	}
 }

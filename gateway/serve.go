@@ -2,39 +2,12 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"time"
 
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/mcpserve"
 )
-
-// Serve answers HTTP on ln until ctx is cancelled, then shuts down
-// gracefully (in-flight calls get a few seconds to finish).
-func (g *Gateway) Serve(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
-	srv := &http.Server{
-		Handler:           g.Handler(opts),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := srv.Shutdown(shutdownCtx)
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
-		return serr
-	}
-	return err
-}
 
 // ServeStdio speaks MCP over in/out for one agent and one surface: what a
 // harness launches as `toolgate serve --agent A --stdio --surface S`.
@@ -47,4 +20,45 @@ func (g *Gateway) ServeStdio(ctx context.Context, agent, surfaceID string, in io
 		return fmt.Errorf("agent %q holds no tool on surface %q; `toolgate check -w %s` lists what it may call", agent, surfaceID, g.ws.Path)
 	}
 	return mcpserve.ServeStdio(ctx, opts, in, out)
+}
+
+// serveOptions say how agent's clients are served on a surface, in both
+// protocol eras: a session per initialize (legacy) and a stateless handler
+// for 2026-07-28 requests. ok is false when the surface does not exist or
+// the agent holds nothing there (the same answer either way, so existence
+// is not disclosed). Every transport (HTTP endpoint, stdio) is built from
+// these, so both eras are served on every endpoint.
+func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mcpserve.Options, bool) {
+	sessions := g.ws.Gateway.Sessions
+	opts := mcpserve.Options{
+		IdleTTL:     sessions.IdleTTLOrDefault(),
+		MaxSessions: sessions.MaxPerAgentOrDefault(),
+		Logger:      g.log.With("surface", surfaceID, "agent", agent),
+	}
+	if ps := g.proxy.server(surfaceID); ps != nil {
+		opts.Refused = g.refusedCall(agent, callpipe.MCP, surfaceID)
+		if !g.servesAgent(ctx, agent, ps) {
+			return opts, false
+		}
+		opts.Legacy = countSessions(g.sessionFactory(agent, ps), g.metrics.Surface(surfaceID))
+		opts.Modern = &proxyModern{g: g, agent: agent, ps: ps}
+		return opts, true
+	}
+	s, ok := g.surface(surfaceID)
+	if !ok || !g.view(agent, surfaceID).holds() {
+		return opts, false
+	}
+	opts.Legacy = countSessions(g.packSessions(agent, s), g.metrics.Surface(surfaceID))
+	opts.Refused = g.refusedCall(agent, callpipe.Command, surfaceID)
+	opts.Modern = packModern{g: g, agent: agent, s: s}
+	return opts, true
+}
+
+// refusedCall audits a tools/call the transport refused before the
+// pipeline could read it (an ambiguous envelope, wrong 2026-07-28
+// headers): one refused decision, like any malformed call.
+func (g *Gateway) refusedCall(agent string, provider callpipe.Provider, surface string) func(context.Context, error) {
+	return func(ctx context.Context, why error) {
+		g.pipe.Call(ctx, callpipe.Request{Agent: agent, Provider: provider, Surface: surface, ParseErr: why, Name: "?"})
+	}
 }

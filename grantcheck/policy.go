@@ -1,8 +1,6 @@
 package grantcheck
 
 import (
-	"encoding/json"
-
 	"github.com/toolgate/toolgate/tiers"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -124,14 +122,6 @@ func newMember(name, description string, e workspace.Effect, t workspace.Tier, s
 		e = workspace.EffectWrite
 	}
 	return &member{name: name, description: description, effects: e, tier: t, tierReason: tierReason(t, e), scopes: scopes, baseDir: baseDir}
-}
-
-// rawSchema returns the member's input schema as JSON, or nil when unknown.
-func (m *member) rawSchema() json.RawMessage {
-	if m.schema == nil {
-		return nil
-	}
-	return m.schema.raw
 }
 
 // Agents lists the declared agent ids in workspace order.

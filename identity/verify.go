@@ -1,7 +1,10 @@
-// Package identity checks OAuth 2.1 / OIDC access tokens (JWT) presented by
-// agents (DESIGN §12) and builds the RFC 9728 protected-resource metadata
-// that tells a client where to get one. Signatures and claims are checked
-// by go-jose; this package chooses the keys and the rules.
+// Package identity says which agent an HTTP request comes from: by its
+// static bearer token (Tokens) or by an OAuth 2.1 / OIDC access token (a
+// JWT, checked by Verifier against the identity provider's keys), and
+// answers a request it cannot attribute with the 401 challenge that tells
+// a client where to get a token (RFC 6750, and the RFC 9728
+// protected-resource metadata Resource serves). Signatures and claims are
+// checked by go-jose; this package chooses the keys and the rules.
 package identity
 
 import (

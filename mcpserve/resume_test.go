@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/jsonrpc"
@@ -453,7 +452,7 @@ func TestMCPGoClientPolls(t *testing.T) {
 		h.Paused(20 * time.Millisecond)
 		reply(peer, m, `{"content":[{"type":"text","text":"after the poll"}]}`)
 	})
-	cl, err := client.NewStreamableHttpClient(te.url, transport.WithContinuousListening())
+	cl, err := client.NewStreamableHttpClient(te.url)
 	if err != nil {
 		t.Fatal(err)
 	}

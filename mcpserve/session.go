@@ -23,12 +23,6 @@ import (
 	"github.com/toolgate/toolgate/strictjson"
 )
 
-// Peer is Peer under the name callers of this package used
-// before the vocabulary moved there.
-//
-// Deprecated: use Peer.
-type Peer = mcpwire.Peer
-
 // Session answers one client session. HandleClient is called for every
 // message in arrival order and must not block on a request's work: it
 // serves requests concurrently and answers each through the Peer, routed

@@ -32,26 +32,6 @@ func (l *jobLog) sizes() (kept, dropped int64) {
 	return int64(len(l.buf)), l.dropped
 }
 
-// slice copies kept bytes [from, to) out, clamped to what is kept.
-func (l *jobLog) slice(from, to int64) []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := int64(len(l.buf))
-	from, to = min(max(from, 0), n), min(max(to, 0), n)
-	if from >= to {
-		return nil
-	}
-	return append([]byte(nil), l.buf[from:to]...)
-}
-
-// tailOf returns the last n kept bytes.
-func (l *jobLog) tailOf(n int64) []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	from := max(int64(len(l.buf))-n, 0)
-	return append([]byte(nil), l.buf[from:]...)
-}
-
 // page returns the kept bytes from offset, about limit of them, with the
 // edges moved so that no occurrence of a secret straddles one: a page then
 // either holds a whole secret, which redaction replaces, or none of it.

@@ -266,7 +266,7 @@ func (m *Jobs) run(j *job, inv *Invocation, p *started) {
 	res.fill(ex, inv)
 	res.Truncated, res.CutBytes = j.sink.cut > 0, j.sink.cut
 	res.OutputBytes = j.sink.kept + j.sink.cut
-	res.StderrTail = r.redactCut(string(tail.Bytes()), tail.total > int64(len(tail.Bytes())), false)
+	res.StderrTail = r.Redactor().Cut(string(tail.Bytes()), tail.total > int64(len(tail.Bytes())), false)
 	res.Err = r.Redact(joinReasons(failureReasons(res, ex, j.sink, cancelled, j.info.Timeout, j.info.MaxOutput)...))
 	if state == JobSucceeded && !res.OK() {
 		state = JobFailed
@@ -362,7 +362,7 @@ func (m *Jobs) Logs(owner, id string, stream Stream, offset int64, limit int) (L
 	from, next, data := l.page(offset, limit, m.secrets(), running)
 	return LogPage{
 		Stream: stream, Offset: from, Next: next,
-		Data: m.runner.redactCut(string(data), false, !running && next == kept && dropped > 0),
+		Data: m.runner.Redactor().Cut(string(data), false, !running && next == kept && dropped > 0),
 		Kept: kept, Dropped: dropped,
 		Done: !running && next >= kept,
 	}, nil
@@ -371,7 +371,7 @@ func (m *Jobs) Logs(owner, id string, stream Stream, offset int64, limit int) (L
 // secrets are the credential forms (as printed) that log pages are kept
 // from cutting through.
 func (m *Jobs) secrets() []string {
-	return m.runner.redactor().exact
+	return m.runner.Redactor().Forms()
 }
 
 // Cancel stops owner's job id: its whole tree gets SIGTERM, then SIGKILL

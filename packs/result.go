@@ -114,29 +114,6 @@ func parseJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// redactValue redacts every string (and key) in a decoded JSON value, and
-// credentials written as lists of code points: escapes in the JSON text
-// could hide a credential from a textual match.
-func redactValue(v any, rd *redactor) any {
-	switch x := v.(type) {
-	case string:
-		return rd.redact(x)
-	case []any:
-		x = rd.redactNumbers(x)
-		for i := range x {
-			x[i] = redactValue(x[i], rd)
-		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[rd.redact(k)] = redactValue(val, rd)
-		}
-		return out
-	}
-	return v
-}
-
 // joinReasons joins the non-empty parts of a failure summary.
 func joinReasons(parts ...string) string {
 	var kept []string

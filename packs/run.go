@@ -87,7 +87,7 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	res.fill(ex, inv)
 	res.Truncated, res.CutBytes = sink.cut > 0, sink.cut
 	res.OutputBytes = sink.kept + sink.cut
-	res.StderrTail = r.redactCut(string(tail.Bytes()), tail.total > int64(len(tail.Bytes())), false)
+	res.StderrTail = r.Redactor().Cut(string(tail.Bytes()), tail.total > int64(len(tail.Bytes())), false)
 	reasons := failureReasons(res, ex, sink, cancelled, timeout, limit)
 	if removed := p.created.settle(len(reasons) > 0); len(removed) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s, created for this call, was removed", strings.Join(removed, ", ")))
@@ -104,7 +104,7 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 			reasons = append(reasons, fmt.Sprintf("%s was left unchanged", out.target))
 		}
 	} else {
-		res.Stdout = []byte(r.redactCut(stdout.String(), false, res.Truncated))
+		res.Stdout = []byte(r.Redactor().Cut(stdout.String(), false, res.Truncated))
 		r.parseOutput(inv, res, stdout.Bytes())
 	}
 	res.Err = r.Redact(joinReasons(reasons...))
@@ -183,7 +183,7 @@ func (r *Runner) parseOutput(inv *Invocation, res *Result, raw []byte) {
 		res.StructuredContent = unparsedObject(res.ParseNote)
 		return
 	}
-	res.Structured = redactValue(v, r.redactor())
+	res.Structured = r.Redactor().Value(v)
 	res.StructuredContent = StructuredObject(res.Structured)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/packs/contain"
+	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -39,10 +40,6 @@ const (
 	// end of stderr is where a failing program says why.
 	StderrTailBytes = 8 << 10
 )
-
-// minRedactLen is the shortest credential value that is redacted; shorter
-// values ("1", "yes") would shred ordinary output without protecting much.
-const minRedactLen = 4
 
 // baseEnvVars are the only variables a command inherits from the gateway;
 // everything else it gets is declared in the pack's env.
@@ -77,7 +74,7 @@ type Runner struct {
 	BaseDir string
 
 	once sync.Once
-	rd   *redactor
+	rd   *redact.Redactor
 }
 
 // NewRunner returns a Runner with the built-in defaults and its redactor
@@ -96,7 +93,7 @@ func NewRunner(credentials map[string]string, getenv func(string) string) *Runne
 	mode := contain.Mode(getenvOr(getenv, containmentEnv))
 	// A test binary's other children would be taken for orphans.
 	r.Contain = contain.New(contain.Options{Mode: mode, Subreaper: !testing.Testing()})
-	r.redactor()
+	r.Redactor()
 	return r
 }
 
@@ -120,16 +117,17 @@ func (r *Runner) Close() error {
 	return r.Contain.Close()
 }
 
-// Redact replaces every credential value in s by [REDACTED:<name>]: as
-// written, and in the encodings a program could print it in (redactor.go).
-// The audit writer uses it on anything derived from a call.
+// Redact replaces every credential value in s by [REDACTED:<name>], in
+// every form package redact knows. The audit writer uses it on anything
+// derived from a call.
 func (r *Runner) Redact(s string) string {
-	return r.redactor().redact(s)
+	return r.Redactor().Redact(s)
 }
 
-// redactor builds, once, the matcher of every credential form.
-func (r *Runner) redactor() *redactor {
-	r.once.Do(func() { r.rd = newRedactor(r.Credentials) })
+// Redactor is the redactor of the runner's credentials, compiled once:
+// the gateway redacts everything else it passes on with it too.
+func (r *Runner) Redactor() *redact.Redactor {
+	r.once.Do(func() { r.rd = redact.New(r.Credentials) })
 	return r.rd
 }
 
@@ -354,7 +352,7 @@ func (r *Runner) env(pack *workspace.CommandPack) ([]string, error) {
 			}
 			v, ok := r.Credentials[cred]
 			if !ok || v == "" {
-				return nil, fmt.Errorf("env %s needs credential %q, which has no value; set the variable or file it is declared from under credentials:", k, cred)
+				return nil, fmt.Errorf("env %s needs credential %q, which has no value; set the variable or file that its credentials: entry names", k, cred)
 			}
 			b.WriteString(v)
 		}

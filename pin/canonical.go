@@ -10,19 +10,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/strictjson"
 )
 
-// DefinitionFields are the members of an MCP tool that its pin covers: all
+// definitionFields are the members of an MCP tool that its pin covers: all
 // that reaches the model or decides how it is called. Others (icons, _meta,
 // execution) may change without unpinning the tool.
 var definitionFields = []string{"annotations", "description", "inputSchema", "name", "outputSchema", "title"}
-
-// DefinitionFields returns the tool members a pin covers, sorted.
-func DefinitionFields() []string { return slices.Clone(definitionFields) }
 
 // Digest is "sha256:" and the hex SHA-256 of a canonical definition.
 type Digest string

@@ -67,6 +67,10 @@ func forBackends(t *testing.T, fn func(t *testing.T, open func(t testing.TB) Sto
 	})
 }
 
+// helperEnv selects the child-process role of the multi-process tests.
+const helperEnv = "TOOLGATE_STATE_HELPER"
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 func must[T any](t testing.TB) func(T, error) T {
 	return func(v T, err error) T {
 		t.Helper()
@@ -76,8 +80,3 @@ func must[T any](t testing.TB) func(T, error) T {
 		return v
 	}
 }
-
-// helperEnv selects the child-process role of the multi-process tests.
-const helperEnv = "TOOLGATE_STATE_HELPER"
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -20,14 +20,24 @@ import (
 // null and reports false.
 func AppendCanonical(dst []byte, v any) ([]byte, bool) {
 	ok := true
-	dst = appendValue(dst, v, &ok)
+	dst = appendValue(dst, v, &ok, true)
+	return dst, ok
+}
+
+// AppendCompact appends v like AppendCanonical, except that <, > and &
+// stay as they are, as an encoding/json Encoder with SetEscapeHTML(false)
+// writes them: the form of what toolgate answers MCP clients with, where
+// the text a tool printed arrives as printed. It is not for digests.
+func AppendCompact(dst []byte, v any) ([]byte, bool) {
+	ok := true
+	dst = appendValue(dst, v, &ok, false)
 	return dst, ok
 }
 
 // Canonical returns the canonical encoding of v (see AppendCanonical).
 func Canonical(v any) ([]byte, bool) { return AppendCanonical(nil, v) }
 
-func appendValue(dst []byte, v any, ok *bool) []byte {
+func appendValue(dst []byte, v any, ok *bool, html bool) []byte {
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...)
@@ -42,7 +52,7 @@ func appendValue(dst []byte, v any, ok *bool) []byte {
 		}
 		return append(dst, x...)
 	case string:
-		return AppendString(dst, x)
+		return appendString(dst, x, html)
 	case float64:
 		return appendFloat(dst, x, ok)
 	case int:
@@ -55,7 +65,7 @@ func appendValue(dst []byte, v any, ok *bool) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendValue(dst, e, ok)
+			dst = appendValue(dst, e, ok, html)
 		}
 		return append(dst, ']')
 	case map[string]any:
@@ -70,9 +80,9 @@ func appendValue(dst []byte, v any, ok *bool) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = AppendString(dst, k)
+			dst = appendString(dst, k, html)
 			dst = append(dst, ':')
-			dst = appendValue(dst, x[k], ok)
+			dst = appendValue(dst, x[k], ok, html)
 		}
 		return append(dst, '}')
 	}

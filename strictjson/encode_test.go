@@ -112,3 +112,43 @@ func BenchmarkEncodingJSONRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// TestCompactMatchesEncoderWithoutHTMLEscaping: AppendCompact writes what
+// an encoding/json Encoder with SetEscapeHTML(false) writes for the same
+// document, and leaves <, > and & as they are at every depth (keys too).
+func TestCompactMatchesEncoderWithoutHTMLEscaping(t *testing.T) {
+	t.Parallel()
+	docs := []string{
+		`{"b":1,"a":[true,null,"x<y>&z"],"c":{"z":1.50,"<k>&":"\u003c\u0026"}}`,
+		`{"n":9007199254740993,"s":"\u2028\u2029\u0001\t\"\\","e":"é😀"}`,
+		`["", {}, [], 0, -1.5E-7, "</script>"]`,
+	}
+	for _, d := range docs {
+		v, err := Parse([]byte(d))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", d, err)
+		}
+		got, ok := AppendCompact(nil, v)
+		if !ok {
+			t.Fatalf("AppendCompact(%s) not ok", d)
+		}
+		dec := json.NewDecoder(bytes.NewReader([]byte(d)))
+		dec.UseNumber()
+		var w any
+		if err := dec.Decode(&w); err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(w); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, bytes.TrimSuffix(want.Bytes(), []byte("\n"))) {
+			t.Errorf("compact of %s\n got %s\nwant %s", d, got, want.Bytes())
+		}
+		if bytes.Contains(got, []byte(`\u003c`)) || bytes.Contains(got, []byte(`\u0026`)) {
+			t.Errorf("compact of %s escapes HTML: %s", d, got)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -32,6 +33,9 @@ type fieldInfo struct {
 	// ",one_or_list"), for fields the design writes both ways.
 	oneOrList bool
 	isMap     bool
+	// enum lists the values a string field may take (tag enum:"a,b"); the
+	// schema reads the same tag.
+	enum []string
 }
 
 // structInfo returns the cached layout of t.
@@ -78,6 +82,9 @@ func (d *decoder) indexFields(t reflect.Type, prefix []int, si *structInfo, name
 			continue
 		}
 		fi := fieldInfo{index: index, ord: len(*names), oneOrList: opt == "one_or_list", isMap: f.Type.Kind() == reflect.Map}
+		if e, ok := f.Tag.Lookup("enum"); ok {
+			fi.enum = strings.Split(e, ",")
+		}
 		if lp, ok := t.FieldByName(f.Name + "Pos"); ok && lp.Type == posListType {
 			fi.listPos = append(append([]int(nil), prefix...), lp.Index...)
 		}
@@ -134,6 +141,9 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value) {
 			if fi.listPos != nil {
 				d.fillListPos(val, v.FieldByIndex(fi.listPos))
 			}
+			if fi.enum != nil && !isNull(val) {
+				d.checkEnum(val, fv, fi.enum)
+			}
 		}
 		d.pop()
 	}
@@ -151,4 +161,23 @@ func (d *decoder) fillListPos(n *yaml.Node, v reflect.Value) {
 		}
 	}
 	v.Set(reflect.ValueOf(ps))
+}
+
+// checkEnum refuses a string field's value that is not one of enum,
+// leaving the field unset so that no later check reads it.
+func (d *decoder) checkEnum(n *yaml.Node, v reflect.Value, enum []string) {
+	n = resolveAlias(n)
+	if n.Kind != yaml.ScalarNode || slices.Contains(enum, v.String()) {
+		return
+	}
+	d.errorf(n, "%s: unknown value %q; use %s", d.where(), v.String(), orList(enum))
+	v.SetString("")
+}
+
+// orList renders values as "a, b or c" for messages.
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }

@@ -33,77 +33,55 @@ const (
 )
 
 // State says where approvals, tasks, jobs and (with PostgreSQL) the audit
-// chain live, so that every toolgate process of a deployment shares them
-// (DESIGN §11). Path and Postgres are exclusive.
+// chain live, so that every toolgate process of a deployment shares them.
+// Path and Postgres are exclusive; neither means the embedded store in
+// DefaultStatePath (see Workspace.StateDir).
 type State struct {
-	Pos Pos
-	// Path is the embedded store's directory, relative to the workspace
-	// file's directory unless absolute; "" means DefaultStatePath (see
-	// Workspace.StateDir).
-	Path string `yaml:"path"`
-	// Postgres, when set, makes PostgreSQL the store instead.
-	Postgres *Postgres `yaml:"postgres"`
+	Pos      Pos
+	Path     string    `yaml:"path" doc:"The embedded store's directory, relative to the workspace file's directory unless absolute."`
+	Postgres *Postgres `yaml:"postgres" doc:"Makes a PostgreSQL database the store instead, shared by every toolgate process of a deployment (the audit chain too)."`
 }
 
 // Postgres is the shared store of a deployment spanning several machines.
 type Postgres struct {
 	Pos Pos
-	// DSN is the connection string; it carries a password, so it is always
-	// a SecretRef and never written inline.
-	DSN *SecretRef `yaml:"dsn"`
+	DSN *SecretRef `yaml:"dsn" schema:"required" doc:"The PostgreSQL connection string, as {env: VARIABLE} or {file: PATH}; it carries a password, so it is never written inline."`
 }
 
-// Sessions bounds the MCP sessions of each agent (DESIGN §8), so that one
-// agent cannot exhaust the gateway by opening sessions and leaving them.
+// Sessions bounds the MCP sessions of each agent, so that one agent cannot
+// exhaust the gateway by opening sessions and leaving them; zero values
+// mean the defaults (see MaxPerAgentOrDefault, IdleTTLOrDefault).
 type Sessions struct {
-	Pos Pos
-	// MaxPerAgent caps the open sessions per agent per surface; zero means
-	// DefaultSessionsPerAgent.
-	MaxPerAgent Count `yaml:"max_per_agent"`
-	// IdleTTL closes a session idle this long; zero means
-	// DefaultSessionIdleTTL.
-	IdleTTL Duration `yaml:"idle_ttl"`
+	Pos         Pos
+	MaxPerAgent Count    `yaml:"max_per_agent" doc:"How many MCP sessions one agent may hold open on one surface."`
+	IdleTTL     Duration `yaml:"idle_ttl" doc:"How long an idle MCP session stays open before the gateway closes it."`
 }
 
 // Identity declares how agents may authenticate besides per-agent bearer
-// tokens (DESIGN §12).
+// tokens.
 type Identity struct {
 	Pos Pos
-	// JWT, when set, accepts OAuth 2.1 / OIDC access tokens.
-	JWT *JWT `yaml:"jwt"`
+	JWT *JWT `yaml:"jwt" doc:"Accept OAuth 2.1 / OpenID Connect access tokens (JWTs) from one issuer."`
 }
 
 // JWT accepts access tokens from one issuer for this gateway's audience;
 // the agent is the value of AgentClaim and must be a declared agent.
-// Exactly one of JWKSURL and JWKSFile is set once loaded.
+// Exactly one of JWKSURL and JWKSFile is set once loaded; zero values of
+// AgentClaim and ClockSkew mean the defaults (see their OrDefault methods).
 type JWT struct {
-	Pos Pos
-	// Issuer must equal the token's iss: an absolute https URL (http only
-	// for loopback hosts, for tests), with no query or fragment.
-	Issuer string `yaml:"issuer"`
-	// JWKSURL is where the issuer's signing keys are fetched (https, or http
-	// on loopback).
-	JWKSURL string `yaml:"jwks_url"`
-	// JWKSFile holds the issuer's keys as a JWK Set, relative to the
-	// workspace file's directory unless absolute (see Workspace.ResolvePath).
-	JWKSFile string `yaml:"jwks_file"`
-	// Audience is the RFC 8707 resource naming this gateway, an absolute
-	// URI; a token whose aud does not contain it is refused.
-	Audience string `yaml:"audience"`
-	// AgentClaim names the claim holding the agent id; "" means
-	// DefaultAgentClaim.
-	AgentClaim string `yaml:"agent_claim"`
-	// ClockSkew is the leeway on exp/nbf/iat, at most MaxClockSkew; zero
-	// means DefaultClockSkew.
-	ClockSkew Duration `yaml:"clock_skew"`
+	Pos        Pos
+	Issuer     string   `yaml:"issuer" schema:"required" doc:"The token issuer, exactly as the provider writes iss: an https URL (http only for loopback hosts) without query or fragment."`
+	JWKSURL    string   `yaml:"jwks_url" doc:"Where the issuer's signing keys (a JWK Set) are fetched: an https URL (http only for loopback hosts). Give jwks_url or jwks_file."`
+	JWKSFile   string   `yaml:"jwks_file" doc:"A file holding the issuer's signing keys as a JWK Set, relative to the workspace file's directory unless absolute. Give jwks_url or jwks_file."`
+	Audience   string   `yaml:"audience" schema:"required" doc:"The absolute URI naming this gateway (an RFC 8707 resource); a token whose aud does not contain it is refused."`
+	AgentClaim string   `yaml:"agent_claim" doc:"The token claim whose value is the agent id."`
+	ClockSkew  Duration `yaml:"clock_skew" doc:"How far a token's exp, nbf and iat may be off the gateway's clock; at most 5m."`
 }
 
-// Metrics configures the Prometheus /metrics endpoint (DESIGN §14).
+// Metrics configures the Prometheus /metrics endpoint.
 type Metrics struct {
-	Pos Pos
-	// Open serves /metrics without the admin token; by default it needs it,
-	// because metrics reveal which agents call which tools.
-	Open bool `yaml:"open"`
+	Pos  Pos
+	Open bool `yaml:"open" doc:"Serve /metrics without the admin token. By default it needs the token, because metrics reveal which agents call which tools."`
 }
 
 // MaxPendingOrDefault is the cap on one agent's waiting approvals.

@@ -11,6 +11,15 @@ import (
 
 const inlineSecretHint = "secrets are never written inline; write {env: VARIABLE} or {file: /path/to/secret}"
 
+// jsonSchema is the object decodeNode accepts: exactly one of env and
+// file (a bare string, an inline secret, is refused).
+func (*SecretRef) jsonSchema(g *schemaGen) schemaNode {
+	s := g.ref(secretRefType)
+	def := g.defs[secretRefType.Name()].(schemaNode)
+	def["oneOf"] = []any{schemaNode{"required": []string{"env"}}, schemaNode{"required": []string{"file"}}}
+	return s
+}
+
 func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node) {
 	s.Pos = d.pos(n) // kept by what follows; set first so a refused secret is placed too
 	if n.Kind == yaml.ScalarNode {
@@ -27,6 +36,8 @@ func (s *SecretRef) decodeNode(d *decoder, n *yaml.Node) {
 	*s = SecretRef(p)
 	d.checkSecretRef(n, s)
 }
+
+func (*Credential) jsonSchema(g *schemaGen) schemaNode { return (*SecretRef)(nil).jsonSchema(g) }
 
 func (c *Credential) decodeNode(d *decoder, n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode {

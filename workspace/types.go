@@ -35,7 +35,23 @@ const (
 	EffectWrite Effect = "write"
 )
 
+// Tiers and Effects are the values a tier and an effect may take, in the
+// order messages list them; the loader and the schema both read them.
+var (
+	Tiers   = []Tier{TierOpen, TierCautious, TierStrict, TierReadonly}
+	Effects = []Effect{EffectRead, EffectWrite}
+)
+
+// FormatVersion is the one workspace format this toolgate reads (version:).
+const FormatVersion = 1
+
 // Workspace is one loaded toolgate.yaml with its bundled packs expanded.
+//
+// Every field read from YAML carries its description in a doc tag, the one
+// place it is written: `toolgate schema` and docs/workspace.md are checked
+// against it. Tags the loader and the schema share: enum (the values a
+// string may take, enforced by the decoder), schema:"required" (a key the
+// loader refuses to miss) and schema:"id" (a value matching IDPattern).
 type Workspace struct {
 	// Path is the file the workspace was loaded from.
 	Path string
@@ -43,12 +59,12 @@ type Workspace struct {
 	// to it so that an edited workspace invalidates pending approvals.
 	Revision string
 
-	Version      int                    `yaml:"version"`
-	Gateway      Gateway                `yaml:"gateway"`
-	Credentials  map[string]*Credential `yaml:"credentials"`
-	MCPServers   []*MCPServer           `yaml:"mcp_servers"`
-	CommandPacks []*CommandPack         `yaml:"command_packs"`
-	Agents       []*Agent               `yaml:"agents"`
+	Version      int                    `yaml:"version" schema:"required" doc:"The workspace format. 1 is the only format this toolgate reads."`
+	Gateway      Gateway                `yaml:"gateway" doc:"How the gateway listens, audits, waits for approvals and keeps its state."`
+	Credentials  map[string]*Credential `yaml:"credentials" doc:"Named secrets, each read from an environment variable or a file, that pack env and server env or headers reference as {credential.<name>}."`
+	MCPServers   []*MCPServer           `yaml:"mcp_servers" doc:"The downstream MCP servers toolgate proxies; each is one surface, served at /mcp/<id>."`
+	CommandPacks []*CommandPack         `yaml:"command_packs" doc:"Sets of local command-line programs served as MCP tools; each pack is one surface."`
+	Agents       []*Agent               `yaml:"agents" doc:"The identities that call tools, each bounded by its grants."`
 
 	// Unread is set on a workspace loaded with errors (see Load); it is
 	// the zero value after a clean load.
@@ -67,64 +83,50 @@ type Unread struct {
 	Agents bool
 }
 
-// Gateway configures the daemon itself.
+// Gateway configures the daemon itself. Fields left out take the defaults
+// their ...OrDefault methods (gateway.go) apply.
 type Gateway struct {
 	Pos            Pos
-	Listen         string     `yaml:"listen"`
-	Audit          Audit      `yaml:"audit"`
-	Approvals      Approvals  `yaml:"approvals"`
-	AdminToken     *SecretRef `yaml:"admin_token"`
-	MaxBodyBytes   ByteSize   `yaml:"max_body"`
-	AllowedOrigins []string   `yaml:"allowed_origins"`
-	// State is where approvals, tasks and jobs live (DESIGN §11); the zero
-	// value is the embedded store in StateDir.
-	State State `yaml:"state"`
-	// Sessions bounds the MCP sessions each agent may hold open.
-	Sessions Sessions `yaml:"sessions"`
-	// BodyTimeout is the read deadline for a whole HTTP request body, so a
-	// slow client cannot hold a connection open; zero means
-	// DefaultBodyTimeout (see BodyTimeoutOrDefault).
-	BodyTimeout Duration `yaml:"body_timeout"`
-	// Identity declares ways agents authenticate besides bearer tokens.
-	Identity Identity `yaml:"identity"`
-	// Metrics configures the Prometheus endpoint.
-	Metrics Metrics `yaml:"metrics"`
+	Listen         string     `yaml:"listen" doc:"The host:port the shared daemon listens on for agents and the operator console."`
+	Audit          Audit      `yaml:"audit" doc:"The hash-chained audit log every decision is appended to."`
+	Approvals      Approvals  `yaml:"approvals" doc:"How long a call waits for a human, how long an approval stays valid, and rules that approve without one."`
+	AdminToken     *SecretRef `yaml:"admin_token" doc:"The bearer token of the admin API and the operator console, as {env: VARIABLE} or {file: PATH}."`
+	MaxBodyBytes   ByteSize   `yaml:"max_body" doc:"The largest HTTP request body the gateway reads; a larger request is refused."`
+	AllowedOrigins []string   `yaml:"allowed_origins" doc:"Browser origins (scheme://host:port) allowed to call the gateway's HTTP endpoints besides its own."`
+	State          State      `yaml:"state" doc:"Where approvals, tasks and jobs are stored: an embedded store in a directory, or PostgreSQL shared by a deployment."`
+	Sessions       Sessions   `yaml:"sessions" doc:"Bounds on the MCP sessions each agent may hold open."`
+	BodyTimeout    Duration   `yaml:"body_timeout" doc:"How long a client may take to send a whole HTTP request body before the connection is closed."`
+	Identity       Identity   `yaml:"identity" doc:"Ways agents authenticate besides their bearer tokens."`
+	Metrics        Metrics    `yaml:"metrics" doc:"The Prometheus /metrics endpoint."`
 }
 
 // Audit configures the hash-chained audit log.
 type Audit struct {
-	Pos Pos
-	// Path is relative to the workspace file's directory unless absolute.
-	Path string `yaml:"path"`
-	// Fsync is "always" (default) or "never".
-	Fsync string `yaml:"fsync"`
-	// SigningKey, when set, is an ed25519 private key (PEM, or raw 32 or 64
-	// bytes: consumers parse it) that signs checkpoint events, so a chain
-	// rewritten from scratch is detected (DESIGN §7). Never inline.
-	SigningKey *SecretRef `yaml:"signing_key"`
+	Pos        Pos
+	Path       string     `yaml:"path" doc:"The audit log file (JSON lines), relative to the workspace file's directory unless absolute."`
+	Fsync      string     `yaml:"fsync" enum:"always,never" doc:"Whether every appended event is flushed to disk before the call goes on: always (durable) or never (faster, may lose the last events in a crash)."`
+	SigningKey *SecretRef `yaml:"signing_key" doc:"An ed25519 private key (PEM, or raw 32 or 64 bytes) that signs checkpoint events, so that a chain rewritten from scratch is detected."`
 }
 
 // Approvals configures how long a call waits for a human and how long an
 // approval stays valid, plus declarative auto-approval rules.
 type Approvals struct {
 	Pos         Pos
-	Wait        Duration        `yaml:"wait"`
-	TTL         Duration        `yaml:"ttl"`
-	Elicitation bool            `yaml:"elicitation"`
-	Rules       []*ApprovalRule `yaml:"rules"`
-	// MaxPending caps the approval requests one agent may have waiting, so
-	// an agent cannot flood the operator; zero means DefaultMaxPending (see
-	// MaxPendingOrDefault).
-	MaxPending Count `yaml:"max_pending"`
+	Wait        Duration        `yaml:"wait" doc:"How long a call that needs approval waits for a decision before it returns DENIED: approval pending <id>."`
+	TTL         Duration        `yaml:"ttl" doc:"How long a granted approval stays valid for the identical call to be retried."`
+	Elicitation bool            `yaml:"elicitation" doc:"Ask the agent's own client to approve (MCP elicitation) when it supports it, besides the operator."`
+	Rules       []*ApprovalRule `yaml:"rules" doc:"Rules that approve cautious writes without a human; they never apply to strict."`
+	// MaxPending: zero means DefaultMaxPending (see MaxPendingOrDefault).
+	MaxPending Count `yaml:"max_pending" doc:"How many approval requests one agent may have waiting at once, so that an agent cannot flood the operator."`
 }
 
 // ApprovalRule auto-approves cautious writes matching an agent, a capability
 // and optional constraints. Rules never apply to strict.
 type ApprovalRule struct {
 	Pos              Pos
-	Agent            string      `yaml:"agent"`
-	Capability       string      `yaml:"capability"`
-	ParamConstraints Constraints `yaml:"param_constraints"`
+	Agent            string      `yaml:"agent" schema:"required" doc:"The agent whose calls the rule approves."`
+	Capability       string      `yaml:"capability" schema:"required" doc:"The tool the rule approves, as tool:<surface>:<member>, or every tool of a surface as tool:<surface>:*."`
+	ParamConstraints Constraints `yaml:"param_constraints" doc:"Bounds the call's arguments must meet for the rule to approve it."`
 	// Damaged is set when loading reported an error inside this
 	// declaration (see MCPServer.Damaged).
 	Damaged bool `json:"-"`
@@ -134,8 +136,8 @@ type ApprovalRule struct {
 // file. Inline secrets are refused at load so none ends up in version control.
 type SecretRef struct {
 	Pos  Pos
-	Env  string `yaml:"env"`
-	File string `yaml:"file"`
+	Env  string `yaml:"env" doc:"The environment variable holding the secret."`
+	File string `yaml:"file" doc:"The file holding the secret (a trailing newline is dropped)."`
 }
 
 // Credential is a named secret that pack env and server headers/env may
@@ -148,28 +150,25 @@ type Credential struct {
 
 // MCPServer is a downstream MCP server surface.
 type MCPServer struct {
-	Pos Pos
-	ID  string `yaml:"id"`
-	// Command is the argv of a stdio server.
-	Command []string          `yaml:"command"`
-	Env     map[string]string `yaml:"env"`
-	Cwd     string            `yaml:"cwd"`
-	// URL is a streamable HTTP (or, with Transport "sse", legacy SSE) endpoint.
-	URL       string            `yaml:"url"`
-	Transport string            `yaml:"transport"`
-	Headers   map[string]string `yaml:"headers"`
-	// ProtocolVersion pins the MCP protocol version spoken downstream.
-	ProtocolVersion     string              `yaml:"protocol_version"`
-	Description         string              `yaml:"description"`
-	Permission          Tier                `yaml:"permission"`
-	PermissionOverrides map[string]Tier     `yaml:"permission_overrides"`
-	Effects             map[string]Effect   `yaml:"effects"`
-	TrustAnnotations    bool                `yaml:"trust_annotations"`
-	Scopes              []string            `yaml:"scopes"`
-	ScopeOverrides      map[string][]string `yaml:"scope_overrides"`
-	Timeout             Duration            `yaml:"timeout"`
-	TimeoutOverrides    map[string]Duration `yaml:"timeout_overrides"`
-	MaxOutput           ByteSize            `yaml:"max_output"`
+	Pos                 Pos
+	ID                  string              `yaml:"id" schema:"required,id" doc:"The surface id: the server's tools are tool:<id>:<tool> and are served at /mcp/<id>."`
+	Command             []string            `yaml:"command" doc:"The argv of a stdio server: the program, then its arguments. Give command or url, not both."`
+	Env                 map[string]string   `yaml:"env" doc:"Environment variables of a stdio server; values may use {credential.<name>}."`
+	Cwd                 string              `yaml:"cwd" doc:"The working directory of a stdio server, relative to the workspace file's directory unless absolute."`
+	URL                 string              `yaml:"url" doc:"The endpoint of an HTTP server (streamable HTTP, or legacy SSE with transport: sse). Give command or url, not both."`
+	Transport           string              `yaml:"transport" enum:"streamable-http,sse,stdio" doc:"How the server is reached: streamable-http (the default for url), sse (legacy HTTP+SSE) or stdio (the default for command)."`
+	Headers             map[string]string   `yaml:"headers" doc:"HTTP headers sent to an HTTP server; values may use {credential.<name>}."`
+	ProtocolVersion     string              `yaml:"protocol_version" doc:"Pins the MCP protocol version spoken to the server instead of negotiating it."`
+	Description         string              `yaml:"description" doc:"What the server is for, for the people reading the workspace."`
+	Permission          Tier                `yaml:"permission" doc:"The tier deciding the server's calls from their effects."`
+	PermissionOverrides map[string]Tier     `yaml:"permission_overrides" doc:"A tier per tool name, overriding permission for that tool."`
+	Effects             map[string]Effect   `yaml:"effects" doc:"What each tool does, by tool name: read or write. A tool not named here is a write."`
+	TrustAnnotations    bool                `yaml:"trust_annotations" doc:"Count a tool the server marks readOnlyHint as a read when effects does not name it."`
+	Scopes              []string            `yaml:"scopes" doc:"Scopes an agent must hold to call any tool of the server."`
+	ScopeOverrides      map[string][]string `yaml:"scope_overrides" doc:"Scopes per tool name, replacing scopes for that tool."`
+	Timeout             Duration            `yaml:"timeout" doc:"How long one call to the server may take."`
+	TimeoutOverrides    map[string]Duration `yaml:"timeout_overrides" doc:"A timeout per tool name, overriding timeout for that tool."`
+	MaxOutput           ByteSize            `yaml:"max_output" doc:"The largest result one call may return; a larger one is cut off and refused."`
 	// KeyPos records where each map entry above was written, keyed
 	// "<field>.<key>" (e.g. "effects.store"), for cross-check errors.
 	KeyPos map[string]Pos
@@ -182,26 +181,23 @@ type MCPServer struct {
 
 // CommandPack is a set of local command-line programs served as MCP tools.
 type CommandPack struct {
-	Pos Pos
-	ID  string `yaml:"id"`
-	// Use is "bundled/<id>" for a pack shipped inside the binary. Its
-	// commands come from the bundle; the other fields here override it.
-	Use                 string              `yaml:"use"`
-	Description         string              `yaml:"description"`
-	Permission          Tier                `yaml:"permission"`
-	PermissionOverrides map[string]Tier     `yaml:"permission_overrides"`
-	Timeout             Duration            `yaml:"timeout"`
-	TimeoutOverrides    map[string]Duration `yaml:"timeout_overrides"`
-	MaxOutput           ByteSize            `yaml:"max_output"`
-	// MaxMemory bounds each command's memory; zero means the consumer's
-	// built-in default. MaxMemoryOverrides sets it per command id.
-	MaxMemory          ByteSize            `yaml:"max_memory"`
-	MaxMemoryOverrides map[string]ByteSize `yaml:"max_memory_overrides"`
-	Requires           []*Requirement      `yaml:"requires"`
-	CredentialsRef     []string            `yaml:"credentials_ref,one_or_list"`
-	Env                map[string]string   `yaml:"env"`
-	Cwd                string              `yaml:"cwd"`
-	Commands           []*Command          `yaml:"commands"`
+	Pos                 Pos
+	ID                  string              `yaml:"id" schema:"id" doc:"The surface id: the pack's commands are tool:<id>:<command>. Required unless use names a bundled pack, whose id is the default."`
+	Use                 string              `yaml:"use" doc:"bundled/<id> declares a pack shipped inside toolgate; its commands and requires come from the bundle and the other fields here override it."`
+	Description         string              `yaml:"description" doc:"What the pack is for, for the people reading the workspace."`
+	Permission          Tier                `yaml:"permission" doc:"The tier deciding the pack's calls from their effects."`
+	PermissionOverrides map[string]Tier     `yaml:"permission_overrides" doc:"A tier per command id, overriding permission for that command."`
+	Timeout             Duration            `yaml:"timeout" doc:"How long one command may run before it is killed."`
+	TimeoutOverrides    map[string]Duration `yaml:"timeout_overrides" doc:"A timeout per command id, overriding timeout for that command."`
+	MaxOutput           ByteSize            `yaml:"max_output" doc:"The most output one command may produce; a command past it is killed and its call refused."`
+	// MaxMemory: zero means the consumer's built-in default.
+	MaxMemory          ByteSize            `yaml:"max_memory" doc:"The memory each command may use."`
+	MaxMemoryOverrides map[string]ByteSize `yaml:"max_memory_overrides" doc:"A memory bound per command id, overriding max_memory for that command."`
+	Requires           []*Requirement      `yaml:"requires" doc:"Programs the pack needs on PATH, checked when the workspace loads."`
+	CredentialsRef     []string            `yaml:"credentials_ref,one_or_list" doc:"The credentials the pack uses, by name: one name or a list."`
+	Env                map[string]string   `yaml:"env" doc:"Environment variables of every command; values may use {credential.<name>}, the only place a pack sees a secret."`
+	Cwd                string              `yaml:"cwd" doc:"The working directory of every command, relative to the workspace file's directory unless absolute."`
+	Commands           []*Command          `yaml:"commands" doc:"The pack's commands, each one MCP tool."`
 	// Bundled is true when the commands came from a bundled pack.
 	Bundled bool
 	KeyPos  map[string]Pos
@@ -216,12 +212,10 @@ type CommandPack struct {
 
 // Requirement is a binary a pack needs, with an optional semver constraint.
 type Requirement struct {
-	Pos     Pos
-	Binary  string `yaml:"binary"`
-	Version string `yaml:"version"`
-	// VersionArgs are the arguments that make the binary print its version;
-	// default ["--version"].
-	VersionArgs []string `yaml:"version_args"`
+	Pos         Pos
+	Binary      string   `yaml:"binary" doc:"The program's name, looked up on PATH."`
+	Version     string   `yaml:"version" doc:"A semantic-version constraint the program's version must meet, such as \">=2.20\"."`
+	VersionArgs []string `yaml:"version_args" doc:"The arguments that make the program print its version."`
 	// Damaged is set when loading reported an error inside this
 	// declaration (see MCPServer.Damaged).
 	Damaged bool `json:"-"`
@@ -230,29 +224,19 @@ type Requirement struct {
 // Command is one member of a pack: a frozen argv template with typed inputs.
 type Command struct {
 	Pos         Pos
-	ID          string   `yaml:"id"`
-	Description string   `yaml:"description"`
-	Argv        []string `yaml:"argv"`
-	// Inputs is the JSON Schema of the arguments, as written.
-	Inputs  map[string]any `yaml:"inputs"`
-	Effects Effect         `yaml:"effects"`
-	Scopes  []string       `yaml:"scopes"`
-	Output  Output         `yaml:"output"`
-	Cwd     string         `yaml:"cwd"`
-	// Spread names array parameters whose items each become one argv element.
-	Spread []string `yaml:"spread"`
-	// AllowDash names parameters whose values may start with "-".
-	AllowDash  []string `yaml:"allow_dash"`
-	Background bool     `yaml:"background"`
-	// Program names parameters whose value is program text for an
-	// interpreter (a jq filter), which the runner must confine so that the
-	// program cannot reach files the grant did not name (DESIGN §6).
-	Program []string `yaml:"program"`
-	// Creates names parameters that name a file the command writes, which
-	// the gateway creates (empty, mode 0644) when a grant binds the
-	// parameter with path_within and the file does not exist yet; any
-	// other bound parameter must name an existing file.
-	Creates []string `yaml:"creates"`
+	ID          string         `yaml:"id" schema:"required,id" doc:"The command's name: the tool is tool:<pack>:<id>."`
+	Description string         `yaml:"description" doc:"What the command does, shown to the model as the tool's description."`
+	Argv        []string       `yaml:"argv" schema:"required" doc:"The program and its arguments, run without a shell; an element may hold {param} placeholders filled from the call's arguments."`
+	Inputs      map[string]any `yaml:"inputs" doc:"The JSON Schema (type: object) of the call's arguments; every argv placeholder is one of its properties."`
+	Effects     Effect         `yaml:"effects" doc:"What the command does: read or write. A command without effects is a write."`
+	Scopes      []string       `yaml:"scopes" doc:"Scopes an agent must hold to call the command."`
+	Output      Output         `yaml:"output" doc:"How the command's stdout becomes the tool's result."`
+	Cwd         string         `yaml:"cwd" doc:"The command's working directory, overriding the pack's cwd; relative to the workspace file's directory unless absolute."`
+	Spread      []string       `yaml:"spread" doc:"Array parameters whose items each become one argv element; each must be a whole argv element \"{param}\"."`
+	AllowDash   []string       `yaml:"allow_dash" doc:"Parameters whose values may start with \"-\"; any other value starting with \"-\" is refused so that it cannot be read as an option."`
+	Background  bool           `yaml:"background" doc:"Run the command as a background job: the call returns a job id at once and the output is fetched later."`
+	Program     []string       `yaml:"program" doc:"Parameters whose value is program text for an interpreter (a jq filter), which the runner confines so that the program cannot reach files the grant did not name."`
+	Creates     []string       `yaml:"creates" doc:"Parameters naming a file the command writes: when a grant binds one with path_within and the file does not exist, the gateway creates it (mode 0644) in its directory beneath the root; its placeholder must be a whole argv element or stand last after literal text."`
 	// ArgvPos, ProgramPos and CreatesPos record where each element of
 	// Argv, Program and Creates was written.
 	ArgvPos    []Pos
@@ -265,22 +249,18 @@ type Command struct {
 
 // Output says how a command's stdout becomes a tool result.
 type Output struct {
-	Pos Pos
-	// Parse is "" or "text" (text content) or "json" (structuredContent).
-	Parse string `yaml:"parse"`
-	// WriteTo is an argv-style template naming a file that stdout replaces
-	// atomically (temp file in the same directory, then rename) when the
-	// command exits 0: the safe in-place edit.
-	WriteTo string `yaml:"write_to"`
+	Pos     Pos
+	Parse   string `yaml:"parse" enum:"text,json" doc:"text returns stdout as text content; json parses it and returns it as structuredContent."`
+	WriteTo string `yaml:"write_to" doc:"A file, as an argv-style template, that stdout replaces atomically when the command exits 0: the safe in-place edit."`
 }
 
 // Agent is an identity that calls tools, with the grants that bound it.
 type Agent struct {
 	Pos    Pos
-	ID     string     `yaml:"id"`
-	Token  *SecretRef `yaml:"token"`
-	Scopes []string   `yaml:"scopes"`
-	Grants []*Grant   `yaml:"grants"`
+	ID     string     `yaml:"id" schema:"required,id" doc:"The agent's name, written in the audit of each of its calls."`
+	Token  *SecretRef `yaml:"token" doc:"The agent's bearer token for the shared daemon, as {env: VARIABLE} or {file: PATH}."`
+	Scopes []string   `yaml:"scopes" doc:"The scopes the agent holds; a tool that requires a scope the agent lacks is refused."`
+	Grants []*Grant   `yaml:"grants" doc:"What the agent may call: capability strings, or objects adding argument bounds."`
 	// Damaged is set when loading reported an error inside this
 	// declaration (see MCPServer.Damaged).
 	Damaged bool `json:"-"`
@@ -290,8 +270,8 @@ type Agent struct {
 // with argument bounds. A bare string in YAML is a Grant with only Op.
 type Grant struct {
 	Pos              Pos
-	Op               string      `yaml:"op"`
-	ParamConstraints Constraints `yaml:"param_constraints"`
+	Op               string      `yaml:"op" schema:"required" doc:"The capability granted: tool:<surface>:<member>, pack:<id>, server:<id>, tool:<surface>:* or <pack>-<command>."`
+	ParamConstraints Constraints `yaml:"param_constraints" doc:"Bounds on the call's arguments, per parameter; a call outside them is refused."`
 	// Damaged is set when loading reported an error inside this
 	// declaration (see MCPServer.Damaged).
 	Damaged bool `json:"-"`
@@ -302,6 +282,7 @@ type Grant struct {
 type Constraints []*Constraint
 
 // Constraint bounds one parameter. Nil pointers mean "not constrained".
+// Its YAML keys and their descriptions are constraintFields (values.go).
 type Constraint struct {
 	Pos        Pos
 	Param      string

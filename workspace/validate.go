@@ -28,7 +28,7 @@ func (v *validator) run(root *yaml.Node) {
 	switch k, val := mappingValue(root, "version"); {
 	case k == nil:
 		v.errorf(Pos{File: ws.Path, Line: root.Line, Col: root.Column}, "the workspace has no version; add version: 1 at the top")
-	case ws.Version != 1 && resolveAlias(val).Tag == "!!int":
+	case ws.Version != FormatVersion && resolveAlias(val).Tag == "!!int":
 		v.errorf(Pos{File: ws.Path, Line: k.Line, Col: k.Column}, "version must be 1 (the only workspace format this toolgate reads)")
 	}
 	v.gateway(root)
@@ -136,9 +136,7 @@ func (v *validator) server(s *MCPServer) {
 		if len(s.Command) == 0 {
 			v.errorf(s.Pos, "mcp server %q: transport stdio needs command", s.ID)
 		}
-	default:
-		v.errorf(s.Pos, "mcp server %q: unknown transport %q; use streamable-http (default for url), sse or stdio", s.ID, s.Transport)
-	}
+	} // any other value was refused by its enum tag when decoded
 	for _, e := range s.Command {
 		if strings.Contains(e, "{"+CredentialPrefix) {
 			v.errorf(s.Pos, "mcp server %q: {credential.*} may not appear in command; pass secrets through env", s.ID)
@@ -277,11 +275,6 @@ func (v *validator) command(p *CommandPack, c *Command) {
 		}
 	}
 	v.creates(name, c, props)
-	switch c.Output.Parse {
-	case "", "text", "json":
-	default:
-		v.errorf(c.Output.Pos, "command %s: output.parse %q: use text or json", name, c.Output.Parse)
-	}
 	for _, s := range ParseTemplate(c.Output.WriteTo) {
 		if s.Param != "" && !slices.Contains(props, s.Param) {
 			v.errorf(c.Output.Pos, "command %s: output.write_to placeholder {%s} is not declared in inputs.properties", name, s.Param)

@@ -17,11 +17,6 @@ func (v *validator) gateway(root *yaml.Node) {
 			v.errorf(g.Pos, "gateway.listen %q is not host:port; write it like 127.0.0.1:7330", g.Listen)
 		}
 	}
-	switch g.Audit.Fsync {
-	case "", "always", "never":
-	default:
-		v.errorf(g.Audit.Pos, "gateway.audit.fsync %q: use always or never", g.Audit.Fsync)
-	}
 	for _, r := range g.Approvals.Rules {
 		if r.Agent == "" || r.Capability == "" {
 			v.errorf(r.Pos, "an approval rule needs agent and capability")

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,15 @@ type Duration time.Duration
 
 // D returns the value as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// durationPattern matches what decodeNode accepts: Go durations such as
+// 30s, 1.5h or 1h30m (ParseDuration's units), without a sign. A zero
+// duration (0s) matches it but is refused by the loader.
+const durationPattern = `^\+?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`
+
+func (*Duration) jsonSchema(*schemaGen) schemaNode {
+	return schemaNode{"type": "string", "pattern": durationPattern}
+}
 
 func (d *Duration) decodeNode(dec *decoder, n *yaml.Node) {
 	s, ok := dec.scalar(n)
@@ -50,6 +60,10 @@ func (c Count) OrDefault(def int) int {
 	return int(c)
 }
 
+func (*Count) jsonSchema(*schemaGen) schemaNode {
+	return schemaNode{"type": "integer", "minimum": 1}
+}
+
 func (c *Count) decodeNode(dec *decoder, n *yaml.Node) {
 	s, ok := dec.scalar(n)
 	if !ok {
@@ -75,6 +89,9 @@ var byteUnits = []struct {
 	{"B", 1},
 }
 
+// maxByteSize is the largest size accepted (1 PiB): larger is a typo.
+const maxByteSize = 1 << 50
+
 // ParseByteSize parses the forms ByteSize accepts.
 func ParseByteSize(s string) (ByteSize, error) {
 	t := strings.TrimSpace(s)
@@ -86,10 +103,23 @@ func ParseByteSize(s string) (ByteSize, error) {
 		}
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<50)/mult {
+	if err != nil || n <= 0 || n > maxByteSize/mult {
 		return 0, fmt.Errorf("%q is not a positive size; write it like 1MiB, 512KiB or 10MB", s)
 	}
 	return ByteSize(n * mult), nil
+}
+
+// jsonSchema accepts what ParseByteSize does: a positive whole number of
+// bytes, or a string of one with a unit of byteUnits.
+func (*ByteSize) jsonSchema(*schemaGen) schemaNode {
+	units := make([]string, len(byteUnits))
+	for i, u := range byteUnits {
+		units[i] = u.suffix
+	}
+	return schemaNode{"anyOf": []any{
+		schemaNode{"type": "integer", "minimum": 1, "maximum": maxByteSize},
+		schemaNode{"type": "string", "pattern": `^\s*\+?0*[1-9][0-9]*\s*(` + strings.Join(units, "|") + `)?\s*$`},
+	}}
 }
 
 func (b *ByteSize) decodeNode(dec *decoder, n *yaml.Node) {
@@ -105,17 +135,24 @@ func (b *ByteSize) decodeNode(dec *decoder, n *yaml.Node) {
 	*b = v
 }
 
+func (*Tier) jsonSchema(*schemaGen) schemaNode {
+	return schemaNode{"type": "string", "enum": Tiers}
+}
+
 func (t *Tier) decodeNode(dec *decoder, n *yaml.Node) {
 	s, ok := dec.scalar(n)
 	if !ok {
 		return
 	}
-	switch Tier(s) {
-	case TierOpen, TierCautious, TierStrict, TierReadonly:
-		*t = Tier(s)
-	default:
-		dec.errorf(n, "unknown permission tier %q; use one of open, cautious, strict, readonly", s)
+	if !slices.Contains(Tiers, Tier(s)) {
+		dec.errorf(n, "unknown permission tier %q; use one of %s", s, joined(Tiers, ", "))
+		return
 	}
+	*t = Tier(s)
+}
+
+func (*Effect) jsonSchema(*schemaGen) schemaNode {
+	return schemaNode{"type": "string", "enum": Effects}
 }
 
 func (e *Effect) decodeNode(dec *decoder, n *yaml.Node) {
@@ -123,12 +160,29 @@ func (e *Effect) decodeNode(dec *decoder, n *yaml.Node) {
 	if !ok {
 		return
 	}
-	switch Effect(s) {
-	case EffectRead, EffectWrite:
-		*e = Effect(s)
-	default:
-		dec.errorf(n, "unknown effect %q; use read or write", s)
+	if !slices.Contains(Effects, Effect(s)) {
+		dec.errorf(n, "unknown effect %q; use %s", s, joined(Effects, " or "))
+		return
 	}
+	*e = Effect(s)
+}
+
+// joined renders a list of string values for messages.
+func joined[S ~string](values []S, sep string) string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return strings.Join(out, sep)
+}
+
+// jsonSchema is the two forms decodeNode accepts: a capability string,
+// or the object of Grant's own fields.
+func (*Grant) jsonSchema(g *schemaGen) schemaNode {
+	return schemaNode{"oneOf": []any{
+		schemaNode{"type": "string", "description": "A capability granted as it is: tool:<surface>:<member>, pack:<id>, server:<id>, tool:<surface>:* or <pack>-<command>."},
+		g.ref(reflect.TypeFor[Grant]()),
+	}}
 }
 
 // decodeNode accepts a grant as a bare capability string or as an object
@@ -154,8 +208,60 @@ func (g *Grant) decodeNode(dec *decoder, n *yaml.Node) {
 	}
 }
 
+// constraintField is one key a per-parameter constraint object may hold:
+// its description and its schema fragment, beside the decoder that reads
+// it (constraintValue), so that the schema and the loader agree.
+type constraintField struct {
+	key, doc string
+	schema   schemaNode
+}
+
+// constraintFields are the keys of a constraint object, sorted.
+var constraintFields = []constraintField{
+	{"const", "The one value the parameter may take.", schemaNode{}},
+	{"enum", "The values the parameter may take.", schemaNode{"type": "array", "minItems": 1}},
+	{"max_length", "The most characters a string parameter may have.", schemaNode{"type": "integer", "minimum": 0}},
+	{"maximum", "The largest number the parameter may be.", schemaNode{"type": "number"}},
+	{"minimum", "The smallest number the parameter may be.", schemaNode{"type": "number"}},
+	{"path_within", "A directory the parameter, read as a path, must stay inside once cleaned and its symlinks resolved.", schemaNode{"type": "string", "minLength": 1}},
+	{"pattern", "An RE2 regular expression the whole string parameter must match (it is anchored at both ends).", schemaNode{"type": "string", "minLength": 1}},
+}
+
 // constraintKeys are the keys a per-parameter constraint object may hold.
-var constraintKeys = []string{"const", "enum", "max_length", "maximum", "minimum", "path_within", "pattern"}
+var constraintKeys = func() []string {
+	out := make([]string, len(constraintFields))
+	for i, f := range constraintFields {
+		out[i] = f.key
+	}
+	return out
+}()
+
+// jsonSchema is what decodeNode reads: each parameter name maps to a
+// constraint object of constraintFields, or is a shorthand max_<param>: N
+// or allowed_<param>: [values].
+func (*Constraints) jsonSchema(g *schemaGen) schemaNode {
+	if _, done := g.defs["Constraint"]; !done {
+		props := schemaNode{}
+		for _, f := range constraintFields {
+			p := schemaNode{"description": f.doc}
+			for k, v := range f.schema {
+				p[k] = v
+			}
+			props[f.key] = p
+		}
+		g.defs["Constraint"] = schemaNode{"type": "object", "properties": props, "additionalProperties": false,
+			"description": "The bounds of one parameter; a call whose value breaks any of them is refused, and so is a call without the parameter."}
+	}
+	constraint := schemaNode{"$ref": "#/$defs/Constraint"}
+	return schemaNode{
+		"type": "object",
+		"patternProperties": schemaNode{
+			"^max_.":     schemaNode{"anyOf": []any{schemaNode{"type": "number", "description": "Shorthand: max_<param>: N is {<param>: {maximum: N}}."}, constraint}},
+			"^allowed_.": schemaNode{"anyOf": []any{schemaNode{"type": "array", "minItems": 1, "description": "Shorthand: allowed_<param>: [values] is {<param>: {enum: [values]}}."}, constraint}},
+		},
+		"additionalProperties": constraint,
+	}
+}
 
 // decodeNode reads param_constraints: each key is a parameter name holding a
 // constraint object, or a legacy shorthand max_<param>: N / allowed_<param>: [..].

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/toolgate/toolgate/admin"
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/gateway"
@@ -36,7 +37,7 @@ alike — and records the decision in the workspace's audit. Anyone who can
 write that store can approve calls: its file permissions and database
 roles are the trust boundary. Without -w, talks to a running daemon
 (default ` + defaultServer + `) with the admin token from
-$` + gateway.AdminTokenEnv + ` (the daemon's gateway.admin_token).
+$` + admin.TokenEnv + ` (the daemon's gateway.admin_token).
 `
 
 // defaultServer is where `toolgate serve` listens unless told otherwise.
@@ -156,9 +157,9 @@ func serverFlag(fs *pflag.FlagSet, server *string) {
 
 // admin calls the daemon's admin API and decodes a JSON answer into out.
 func (c *cli) admin(ctx context.Context, cmd, method, server, path string, body io.Reader, out any) int {
-	tok := c.getenv(gateway.AdminTokenEnv)
+	tok := c.getenv(admin.TokenEnv)
 	if tok == "" {
-		fmt.Fprintf(c.stderr, "toolgate %s: set $%s to the daemon's admin token (the value behind gateway.admin_token)\n", cmd, gateway.AdminTokenEnv)
+		fmt.Fprintf(c.stderr, "toolgate %s: set $%s to the daemon's admin token (the value behind gateway.admin_token)\n", cmd, admin.TokenEnv)
 		return exitUsage
 	}
 	u, err := url.Parse(strings.TrimRight(server, "/") + path)
@@ -303,13 +304,9 @@ func (c *cli) auditDecision(ws *workspace.Workspace, st state.Store, r approvals
 	}
 	// The deny reason is the operator's own text, typed here: there is no
 	// credential of the workspace to redact from it in this process.
-	err = sink.Append(callpipe.ApprovalEvent(r, noRedact{}))
+	err = sink.Append(callpipe.ApprovalEvent(r, nil))
 	return errors.Join(err, sink.Close())
 }
-
-type noRedact struct{}
-
-func (noRedact) Redact(s string) string { return s }
 
 // printPending renders pending requests like the daemon-backed list.
 func printPending(c *cli, pending []approvals.Request, format string) int {

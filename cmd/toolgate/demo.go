@@ -57,7 +57,7 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 	wsPath := filepath.Join(dir, "toolgate.yaml")
 	// The transcript is the demo's output; per-call logs would interleave
 	// with it on a terminal, so only warnings are logged.
-	quiet := slog.New(tint.NewHandler(c.stderr, &tint.Options{Level: slog.LevelWarn, NoColor: !isTerminal(c.stderr)}))
+	quiet := slog.New(tint.NewTextHandler(c.stderr, &tint.Options{Level: slog.LevelWarn, NoColor: !isTerminal(c.stderr)}))
 	g, err := gateway.Open(ctx, wsPath, gateway.Options{Getenv: getenv, Logger: quiet})
 	if err != nil {
 		printLoadError(c, err)

@@ -67,6 +67,8 @@ func subcommands() []subcommand {
 		{"approvals", "list, approve or deny calls waiting for an operator", runApprovals},
 		{"pin", "pin tool definitions in toolgate.lock, or show what changed since", runPin},
 		{"packs", "list the bundled command packs, or show one, and whether they run here", runPacks},
+		{"init", "write a workspace (and its lock) from a live MCP server's tools", runInit},
+		{"schema", "print the JSON Schema of toolgate.yaml, for editors", runSchema},
 		{"version", "print the toolgate version", runVersion},
 	}
 }
@@ -198,7 +200,7 @@ func newLogger(w io.Writer, format string, level *slog.LevelVar) *slog.Logger {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 	}
-	return slog.New(tint.NewHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w)}))
+	return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w)}))
 }
 
 // isTerminal reports whether w is a terminal, so log lines are coloured only

@@ -28,20 +28,25 @@ func (c *cli) liveServerLister(ctx context.Context, ws *workspace.Workspace) (ma
 	raws, errs := gateway.ListServerTools(ctx, ws, c.getenv, c.log)
 	out := make(map[string][]pin.Tool, len(raws))
 	for id, list := range raws {
-		tools := make([]pin.Tool, 0, len(list))
-		for i, raw := range list {
-			t, err := pin.DigestTool(raw)
-			if err != nil {
-				t.Digest = ""
-				if t.Name == "" {
-					t.Name = fmt.Sprintf("#%d", i)
-				}
-			}
-			tools = append(tools, t)
-		}
-		out[id] = tools
+		out[id] = pinsOf(list)
 	}
 	return out, errs
+}
+
+// pinsOf pins each tool of one server's listing.
+func pinsOf(list []json.RawMessage) []pin.Tool {
+	tools := make([]pin.Tool, 0, len(list))
+	for i, raw := range list {
+		t, err := pin.DigestTool(raw)
+		if err != nil {
+			t.Digest = ""
+			if t.Name == "" {
+				t.Name = fmt.Sprintf("#%d", i)
+			}
+		}
+		tools = append(tools, t)
+	}
+	return tools
 }
 
 // serverLister is the lister in force: the test's, or the live one.

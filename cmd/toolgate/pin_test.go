@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -191,10 +190,7 @@ func TestPinUnreachableServer(t *testing.T) {
 func TestPinLiveServer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "conformance-server")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../e2e/conformance-server").CombinedOutput(); err != nil {
-		t.Fatalf("build conformance server: %v\n%s", err, out)
-	}
+	bin := buildConformanceServer(t, dir)
 	wsPath := filepath.Join(dir, "toolgate.yaml")
 	write := func(desc string) {
 		t.Helper()

@@ -51,6 +51,9 @@ func registerTools(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("test_sampling", mcp.WithDescription("Requests an LLM response from the client"),
 		mcp.WithString("prompt", mcp.Description("Prompt to send to the LLM"), mcp.Required())),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// The 2025-11-25 suite's sampling scenario calls this tool;
+			// sampling is deprecated from 2026-07-28 on, not removed.
+			//lint:ignore SA1019 the conformance server implements the deprecated feature the suite tests
 			res, err := s.RequestSampling(ctx, mcp.CreateMessageRequest{
 				Request: mcp.Request{Method: string(mcp.MethodSamplingCreateMessage)},
 				CreateMessageParams: mcp.CreateMessageParams{

@@ -81,7 +81,11 @@ func run(runs int, memory bool) error {
 	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
 		return fmt.Errorf("run from the repository root (no .git in %s)", repo)
 	}
-	goSrc := filepath.Join(runtime.GOROOT(), "src")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOROOT: %w", err)
+	}
+	goSrc := filepath.Join(strings.TrimSpace(string(goroot)), "src")
 	tmp, err := os.MkdirTemp("", "measure-limits-")
 	if err != nil {
 		return err

@@ -167,9 +167,6 @@ func (c *Cluster) Close() {
 	os.RemoveAll(c.dir)
 }
 
-// Port is the server's TCP port on 127.0.0.1.
-func (c *Cluster) Port() int { return c.port }
-
 // DSN is the connection string of database db as the postgres superuser.
 func (c *Cluster) DSN(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, db)

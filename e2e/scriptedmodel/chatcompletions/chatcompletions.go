@@ -188,7 +188,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"type": "invalid_request_error", "message": msg}})
-	_, _ = io.WriteString(w, string(b))
+	_, _ = w.Write(b)
 }
 
 // writeStream sends the reply as completion chunks: the role, then text or

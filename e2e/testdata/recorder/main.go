@@ -25,7 +25,14 @@
 // notification during the call ("log"), a result with every character of
 // it \u-escaped ("escaped"), in structuredContent and _meta ("structured"),
 // in an HTTP error's body ("httperror", by hand over HTTP), or in stderr as
-// the process dies ("crash").
+// the process dies ("crash"). It also leaks it the ways a reader decodes
+// but a textual match misses: as a text that is itself JSON with the
+// credential \u-escaped in a value and a key ("jsontext"), and split into
+// pieces too short to be recognised alone across text blocks ("split"); in
+// a JSON-RPC error ("jsontexterror" in its message; "spliterror" as a list
+// of strings in its data, or, on mcp-go, which cannot set data, an isError
+// result's blocks) and in a log notification ("jsontextlog", "splitlog",
+// its data a list of text blocks).
 package main
 
 import (
@@ -161,6 +168,34 @@ func escapeAll(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// jsonText is a JSON document holding secret with every character
+// \u-escaped, as a value (in a URL whose slashes are escaped, as PHP's
+// encoder writes them) and as a key.
+func jsonText(secret string) string {
+	esc := escapeAll(secret)
+	return `{"url":"https:\/\/backend\/?token=` + esc[1:len(esc)-1] + `",` + esc + `:"key"}`
+}
+
+// splitPieces cuts "token " + secret + " end" into pieces of 9 bytes:
+// shorter than any slice of a credential redaction recognises alone.
+func splitPieces(secret string) []string {
+	s := "token " + secret + " end"
+	var out []string
+	for len(s) > 9 {
+		out, s = append(out, s[:9]), s[9:]
+	}
+	return append(out, s)
+}
+
+// splitBlocks is splitPieces as text content blocks.
+func splitBlocks(secret string) []any {
+	var out []any
+	for _, p := range splitPieces(secret) {
+		out = append(out, map[string]any{"type": "text", "text": p})
+	}
+	return out
 }
 
 // serveHTTP serves h at /mcp, recording every POST body first.

@@ -58,10 +58,21 @@ func goTool(rec *recorder, name string) server.ToolHandlerFunc {
 				return mcp.NewToolResultError("backend refused token " + secret), nil
 			case "error":
 				return nil, errors.New("backend refused token " + secret)
-			case "log":
+			case "log", "jsontextlog", "splitlog":
+				data := map[string]any{"log": "token " + secret, "jsontextlog": jsonText(secret), "splitlog": splitBlocks(secret)}[req.GetString("how", "")]
 				_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message",
-					map[string]any{"level": "error", "logger": "recorder", "data": "token " + secret})
+					map[string]any{"level": "error", "logger": "recorder", "data": data})
 				return mcp.NewToolResultText("logged"), nil
+			case "jsontext":
+				return mcp.NewToolResultText(jsonText(secret)), nil
+			case "split", "spliterror":
+				var content []mcp.Content
+				for _, p := range splitPieces(secret) {
+					content = append(content, mcp.NewTextContent(p))
+				}
+				return &mcp.CallToolResult{Content: content, IsError: req.GetString("how", "") == "spliterror"}, nil
+			case "jsontexterror":
+				return nil, errors.New(jsonText(secret))
 			case "crash":
 				crash(secret)
 			}

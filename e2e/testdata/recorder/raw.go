@@ -58,6 +58,13 @@ func textResult(text string, isError bool) map[string]any {
 	return r
 }
 
+// logNote is a log notification carrying data.
+func logNote(data any) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+		"params": map[string]any{"level": "error", "logger": "recorder", "data": data}})
+	return b
+}
+
 // httpErrorPrefix marks a response that streamable HTTP sends as an HTTP
 // 500 with a plain-text body.
 const httpErrorPrefix = "HTTP 500: backend refused token "
@@ -154,9 +161,21 @@ func (s *rawServer) call(ctx context.Context, id any, params map[string]any, sec
 			raw := json.RawMessage(`{"content":[{"type":"text","text":` + escapeAll("the backend token is "+secret) + `}]}`)
 			return nil, response(id, raw)
 		case "log":
-			note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
-				"params": map[string]any{"level": "error", "logger": "recorder", "data": "token " + secret}})
-			return [][]byte{note}, response(id, textResult("logged", false))
+			return [][]byte{logNote("token " + secret)}, response(id, textResult("logged", false))
+		case "jsontext":
+			return nil, response(id, textResult(jsonText(secret), false))
+		case "split":
+			return nil, response(id, map[string]any{"content": splitBlocks(secret)})
+		case "jsontexterror":
+			return nil, errorResponse(id, -32603, jsonText(secret))
+		case "spliterror":
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+				"error": map[string]any{"code": -32603, "message": "backend refused", "data": splitPieces(secret)}})
+			return nil, b
+		case "jsontextlog":
+			return [][]byte{logNote(jsonText(secret))}, response(id, textResult("logged", false))
+		case "splitlog":
+			return [][]byte{logNote(splitBlocks(secret))}, response(id, textResult("logged", false))
 		case "crash":
 			crash(secret)
 		}

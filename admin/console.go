@@ -1,0 +1,189 @@
+package admin
+
+import (
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// uiFiles are the operator console's assets, served from the binary:
+// nothing is loaded from the internet.
+//
+//go:embed ui
+var uiFiles embed.FS
+
+// consoleCookie carries a console session id (HttpOnly, SameSite=Strict).
+const consoleCookie = "toolgate_console"
+
+// consoleHeader must accompany the console's state-changing requests: a
+// cross-origin page cannot add it without a CORS preflight nobody answers.
+const consoleHeader = "X-Toolgate-Console"
+
+// consoleSessionTTL is how long a console login lasts.
+const consoleSessionTTL = 12 * time.Hour
+
+// consoleCSP confines the console to its own assets and its own origin.
+const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// consoleSessions are the logged-in consoles of this process: random ids
+// standing in for the admin token, which never reaches a cookie.
+type consoleSessions struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+func (s *consoleSessions) create() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]time.Time{}
+	}
+	for k, exp := range s.m {
+		if now.After(exp) {
+			delete(s.m, k)
+		}
+	}
+	s.m[id] = now.Add(consoleSessionTTL)
+	return id
+}
+
+func (s *consoleSessions) valid(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exp, ok := s.m[id]
+	return ok && time.Now().Before(exp)
+}
+
+func (s *consoleSessions) end(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+}
+
+// consoleSession reports whether r carries a live console session.
+func (s *Server) consoleSession(r *http.Request) bool {
+	c, err := r.Cookie(consoleCookie)
+	return err == nil && c.Value != "" && s.sessions.valid(c.Value)
+}
+
+// sameOrigin reports whether a browser request comes from the page this
+// gateway served (or from no page at all).
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+}
+
+// mountConsole adds the operator console at /ui.
+func (s *Server) mountConsole(mux *http.ServeMux) {
+	assets, _ := fs.Sub(uiFiles, "ui")
+	static := http.StripPrefix("/ui/assets/", http.FileServer(http.FS(assets)))
+	mux.Handle("GET /ui/assets/", consoleHeaders(static))
+	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/ui/", http.StatusFound)
+	})
+	mux.Handle("GET /ui/{$}", consoleHeaders(http.HandlerFunc(s.consolePage)))
+	mux.Handle("POST /ui/login", consoleHeaders(http.HandlerFunc(s.consoleLogin)))
+	mux.Handle("POST /ui/logout", consoleHeaders(http.HandlerFunc(s.consoleLogout)))
+	mux.Handle("GET /ui/ws", s.Guard(http.HandlerFunc(s.consoleFeed)))
+}
+
+func consoleHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", consoleCSP)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "same-origin") // no-referrer would make forms send Origin: null
+		w.Header().Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// consolePage serves the console to a logged-in operator and the login
+// form to anyone else. /ui/?token=… logs in once and drops the token from
+// the address bar.
+func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
+	if !s.opts.AllowOrigin(r) {
+		http.Error(w, "forbidden: this Host may not reach toolgate (DNS rebinding protection)", http.StatusForbidden)
+		return
+	}
+	if !s.On() {
+		http.Error(w, "toolgate console: "+s.opts.Off, http.StatusForbidden)
+		return
+	}
+	if tok := r.URL.Query().Get("token"); tok != "" {
+		if !s.IsToken(tok) {
+			s.serveUIFile(w, "login.html", http.StatusUnauthorized)
+			return
+		}
+		s.startSession(w)
+		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		return
+	}
+	if !s.consoleSession(r) {
+		s.serveUIFile(w, "login.html", http.StatusOK)
+		return
+	}
+	s.serveUIFile(w, "index.html", http.StatusOK)
+}
+
+func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
+	if !s.opts.AllowOrigin(r) || !sameOrigin(r) {
+		http.Error(w, "forbidden: log in from the console's own page", http.StatusForbidden)
+		return
+	}
+	if !s.On() {
+		http.Error(w, "toolgate console: "+s.opts.Off, http.StatusForbidden)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if !s.IsToken(r.PostFormValue("token")) {
+		s.log.Warn("console login refused", "remote", r.RemoteAddr)
+		s.serveUIFile(w, "login.html", http.StatusUnauthorized)
+		return
+	}
+	s.startSession(w)
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+func (s *Server) consoleLogout(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	if c, err := r.Cookie(consoleCookie); err == nil {
+		s.sessions.end(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+func (s *Server) startSession(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{
+		Name: consoleCookie, Value: s.sessions.create(), Path: "/",
+		MaxAge: int(consoleSessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode,
+	})
+}
+
+func (s *Server) serveUIFile(w http.ResponseWriter, name string, status int) {
+	b, err := uiFiles.ReadFile("ui/" + name)
+	if err != nil {
+		http.Error(w, "console asset missing: "+name, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

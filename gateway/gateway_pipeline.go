@@ -1,0 +1,79 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/toolgate/toolgate/approvals"
+	"github.com/toolgate/toolgate/callpipe"
+	"github.com/toolgate/toolgate/grantcheck"
+)
+
+// requestStateSecret names the deployment's secret that seals the MCP
+// requestState toolgate issues, so a retry may land on any replica.
+const requestStateSecret = "requeststate"
+
+// initPipeline builds the approval broker on the shared store, compiles
+// the approval rules into the first revision and starts the call
+// pipeline. Decided approval requests are audited as events of their own
+// (approved, denied, expired) by the process whose store update made the
+// decision — once in the whole deployment.
+func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) error {
+	rev, err := g.buildRevision(g.ws, policy)
+	if err != nil {
+		return err
+	}
+	if rev.lock, err = g.initialLock(); err != nil {
+		return err
+	}
+	key, err := g.store.Secret(ctx, requestStateSecret)
+	if err != nil {
+		return fmt.Errorf("the shared store's requestState key: %w", err)
+	}
+	sealer, err := callpipe.NewSealer(key)
+	if err != nil {
+		return err
+	}
+	journal := callpipe.NewJournal(g.audit)
+	g.approvals = approvals.New(approvals.Options{
+		TTL:                g.ws.Gateway.Approvals.TTL.D(),
+		Store:              g.store,
+		MaxPendingPerAgent: g.ws.Gateway.Approvals.MaxPendingOrDefault(),
+		OnDecision: func(r approvals.Request) {
+			if err := journal.Append(callpipe.ApprovalEvent(r, g.runner.Redactor())); err != nil {
+				g.log.Error("audit append failed for an approval decision", "approval", r.ID, "err", err)
+			}
+		},
+	})
+	g.rev.Store(rev)
+	g.reloads.update(func(st *ReloadStatus) { st.Revision, st.LoadedAt = g.ws.Revision, time.Now().UTC() })
+	g.pipe = callpipe.New(callpipe.Options{
+		Snapshot:  func() *callpipe.Snapshot { return g.rev.Load().snap },
+		Approvals: g.approvals,
+		Journal:   journal,
+		Redactor:  g.runner.Redactor(),
+		Sealer:    sealer,
+		Observer:  callObserver{g.metrics},
+		Logger:    g.log,
+	})
+	return nil
+}
+
+// approveHint tells the agent (and through it the user) how an operator
+// approves a held call, in commands that work for this very process: the
+// workspace's store is shared, so `toolgate approvals -w` reaches it from
+// any shell that can open the store; a daemon adds its admin API and
+// console.
+func (g *Gateway) approveHint(id string) string {
+	path, err := filepath.Abs(g.ws.Path)
+	if err != nil {
+		path = g.ws.Path
+	}
+	hint := fmt.Sprintf("`toolgate approvals -w %s approve %s`", path, id)
+	if u := g.serveURL.Load(); u != nil && *u != "" && g.admin != nil && g.admin.On() {
+		hint += fmt.Sprintf(", `toolgate approvals --server %s approve %s` or in the console at %s/ui", *u, id, *u)
+	}
+	return hint
+}

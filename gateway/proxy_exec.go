@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/callpipe"
+	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/pin"
+	"github.com/toolgate/toolgate/tracing"
+)
+
+// proxyExecutor forwards allowed calls to a downstream server: over the
+// client's own relayed session, or the agent's stateless forwarder. The
+// server receives only the params the pipeline decided on, re-encoded
+// from the parsed call — never the client's bytes — and a refused call
+// never reaches it. Its answer is passed back as the server wrote it (the
+// pipeline only redacts it), a JSON-RPC error as is.
+type proxyExecutor struct {
+	g       *Gateway
+	server  string
+	forward func(ctx context.Context, name string, params []byte) (result, rpcErr json.RawMessage, err error)
+}
+
+func (x proxyExecutor) provider() callpipe.Provider { return callpipe.MCP }
+
+// Prepare refuses a tool whose definition is not pinned (when a lock is in
+// force); otherwise there is nothing to check for a proxied tool: the
+// server decides whether it can run it.
+func (x proxyExecutor) Prepare(_ context.Context, call *callpipe.Call) (callpipe.Run, error) {
+	if x.forward == nil {
+		return nil, errNoID
+	}
+	if rev := x.g.rev.Load(); rev.lock != nil {
+		var live pin.Digest
+		if ps := x.g.proxy.server(x.server); ps != nil {
+			live = ps.digestOf(call.Name)
+		}
+		if ok, err := rev.pinned(x.server, call.Name, live); !ok {
+			return nil, err
+		}
+	}
+	return &proxyRun{x: x, call: call}, nil
+}
+
+type proxyRun struct {
+	x    proxyExecutor
+	call *callpipe.Call
+}
+
+func (r *proxyRun) Preview() []string { return nil }
+func (r *proxyRun) Discard()          {}
+
+// Execute forwards the decided call and reads what the audit records
+// from the answer: its size, and whether the tool reported an error.
+func (r *proxyRun) Execute(ctx context.Context, _ audit.Event) callpipe.Outcome {
+	g := r.x.g
+	ctx, span := g.tracer.StartDownstream(ctx, tracing.Downstream{Server: r.x.server, Method: "tools/call", Tool: r.call.Name})
+	defer span.End()
+	params := r.call.AppendParams(nil, g.forwardedMeta(ctx, r.call))
+	start := time.Now()
+	result, rpcErr, err := r.x.forward(ctx, r.call.Name, params)
+	out := callpipe.Outcome{Duration: time.Since(start)}
+	switch {
+	case err != nil:
+		out.Error = err.Error()
+		out.Result = callpipe.ErrorResult(fmt.Sprintf("%s:%s failed: %v", r.x.server, r.call.Name, err))
+	case rpcErr != nil:
+		e := jsonrpc.ParseError(rpcErr)
+		out.Error = fmt.Sprintf("server answered with JSON-RPC error %d: %s", e.Code, e.Message)
+		out.RPCError = rpcErr
+	default:
+		n, trunc := int64(len(result)), false
+		out.OutputBytes, out.Truncated = &n, &trunc
+		if isErrorResult(result) {
+			out.Error = "the tool reported an error (isError)"
+		}
+		out.Result = result
+	}
+	return out
+}
+
+// isErrorResult reports whether a CallToolResult says isError: true,
+// reading only its top-level members.
+func isErrorResult(result json.RawMessage) bool {
+	return string(jsonrpc.Field(result, "isError")) == "true"
+}

@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"sync"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/pin"
+	"github.com/toolgate/toolgate/workspace"
+)
+
+// Pinned tool definitions. With toolgate.lock beside the
+// workspace, a tool — proxied or a pack command — whose live definition
+// digest differs from its pin, or that was never pinned, is left out of
+// tools/list and its calls are refused ("DENIED: tool definition changed
+// since it was pinned", one audited decision) until `toolgate pin
+// --update` records the reviewed definition. The lock in force is part of
+// the revision (so a list and the views built from it agree); the file is
+// followed like the workspace (WatchWorkspace, SIGHUP): a `pin --update`
+// takes effect without a restart, a lock that fails to parse leaves the
+// one in force and is shown in /admin/status. Each definition that stops
+// being served is audited once when it is first seen (old and new digest);
+// every refused call is audited as its own decision.
+
+// pinState follows the lock file.
+type pinState struct {
+	path string
+
+	mu sync.Mutex
+	// stamp is the lock file as last read; err why the file on disk is not
+	// the lock in force ("" when it is).
+	stamp fileStamp
+	err   string
+	// reported holds, per tool not served, the live digest already
+	// audited, so each change is audited once.
+	reported map[pinKey]pin.Digest
+}
+
+type pinKey struct{ surface, tool string }
+
+// newPins follows the lock beside ws's file; initialLock reads it.
+func newPins(ws *workspace.Workspace) *pinState {
+	return &pinState{path: pin.PathFor(ws.Path), reported: map[pinKey]pin.Digest{}}
+}
+
+// readLock reads the lock file: nil with no error when there is none.
+func (p *pinState) readLock() (*pin.Lock, fileStamp, error) {
+	st := stampOf(p.path)
+	l, err := pin.Read(p.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, st, nil
+	}
+	if err != nil {
+		return nil, st, fmt.Errorf("%w (fix it, or run `toolgate pin --update` to write it anew)", err)
+	}
+	return l, st, nil
+}
+
+// initialLock is the lock the first revision decides with. A missing lock
+// means no pinning; one that cannot be read or parsed stops the gateway
+// (fail closed: the operator meant to pin).
+func (g *Gateway) initialLock() (*pin.Lock, error) {
+	l, st, err := g.pins.readLock()
+	if err != nil {
+		return nil, err
+	}
+	g.pins.mu.Lock()
+	g.pins.stamp = st
+	g.pins.mu.Unlock()
+	return l, nil
+}
+
+// checkLock reads the lock file again when it changed (force: always) and
+// makes it the lock in force; a bad file is logged and shown, and the lock
+// in force stays.
+func (g *Gateway) checkLock(force bool) {
+	p := g.pins
+	st := stampOf(p.path)
+	p.mu.Lock()
+	same := st == p.stamp
+	p.mu.Unlock()
+	if same && !force {
+		return
+	}
+	l, st, err := p.readLock()
+	p.mu.Lock()
+	p.stamp = st
+	if err != nil {
+		changed := p.err != err.Error()
+		p.err = err.Error()
+		p.mu.Unlock()
+		if changed {
+			g.log.Error("toolgate.lock refused; the pins in force stay", "lock", p.path, "err", err)
+			g.auditPins("refused", "toolgate.lock refused, the pins in force stay: "+err.Error())
+		}
+		return
+	}
+	p.err = ""
+	p.mu.Unlock()
+	old := g.rev.Load().lock
+	if sameLock(old, l) {
+		return
+	}
+	g.setLock(l)
+	what := "toolgate.lock removed: tool definitions are no longer pinned"
+	if l != nil {
+		what = fmt.Sprintf("toolgate.lock reloaded: %d pinned tools", lockLen(l))
+	}
+	g.log.Info(what, "lock", p.path)
+	g.auditPins("reloaded", what)
+	g.reportPins()
+}
+
+// setLock swaps in a revision deciding with lock l, keeping the rest.
+func (g *Gateway) setLock(l *pin.Lock) {
+	for {
+		old := g.rev.Load()
+		next := newRevision(old.snap)
+		next.ws, next.surfaces, next.packPins, next.lock = old.ws, old.surfaces, old.packPins, l
+		if g.swapRevision(old, next) {
+			return
+		}
+	}
+}
+
+// lockLen counts the tools a lock pins.
+func lockLen(l *pin.Lock) int {
+	n := 0
+	for _, tools := range l.Surfaces {
+		n += len(tools)
+	}
+	return n
+}
+
+func sameLock(a, b *pin.Lock) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return maps.EqualFunc(a.Surfaces, b.Surfaces, func(x, y map[string]pin.Digest) bool { return maps.Equal(x, y) })
+}
+
+// auditPins records a change of the lock in force.
+func (g *Gateway) auditPins(decision, reason string) {
+	ev := &audit.Event{Action: "gateway:pins", Decision: decision, Reason: reason,
+		Payload: audit.Payload{Provider: "gateway", Container: "toolgate.lock"}, Revision: g.rev.Load().ws.Revision}
+	if err := g.pipe.Journal().Append(ev); err != nil {
+		g.log.Error("audit append failed for a toolgate.lock change", "err", err)
+	}
+}
+
+// packPins digests every command of ws's packs, by pack and command.
+func packPins(ws *workspace.Workspace) (map[string]map[string]pin.Digest, error) {
+	tools, err := pin.PackTools(ws)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]pin.Digest, len(tools))
+	for pack, ts := range tools {
+		m := make(map[string]pin.Digest, len(ts))
+		for _, t := range ts {
+			m[t.Name] = t.Digest
+		}
+		out[pack] = m
+	}
+	return out, nil
+}
+
+// pinned reports whether surface's tool with live digest may be served
+// under rev, and the refusal when it may not.
+func (rev *revision) pinned(surface, tool string, live pin.Digest) (bool, error) {
+	st := rev.lock.Check(surface, tool, live)
+	if st == pin.StatusPinned {
+		return true, nil
+	}
+	return false, pinRefusal(rev.lock, surface, tool, st, live)
+}
+
+// pinRefusal is the reason a call of a tool that is not served gets.
+func pinRefusal(l *pin.Lock, surface, tool string, st pin.Status, live pin.Digest) error {
+	const head = "tool definition changed since it was pinned: "
+	const tail = "; it is hidden and refused until an operator reviews it and runs `toolgate pin --update`"
+	name := "tool:" + surface + ":" + tool
+	old, _ := l.Pinned(surface, tool)
+	switch {
+	case live == "":
+		return errors.New(head + name + "'s live definition is not known or cannot be pinned (duplicate or case-variant keys)" + tail)
+	case st == pin.StatusNew:
+		return errors.New(head + name + " was not pinned (it appeared after `toolgate pin`); its definition is " + string(live) + tail)
+	}
+	return errors.New(head + name + " was pinned at " + string(old) + ", its definition now is " + string(live) + tail)
+}
