@@ -65,3 +65,23 @@ func TestPrepareRefusesMisplacedBound(t *testing.T) {
 		t.Errorf("unbound {dir}/{name}: %v", err)
 	}
 }
+
+// BenchmarkPrepareBound is the per-call cost of binding one path_within
+// argument at Prepare: the layout check, the walk beneath the root and the
+// open that proves the file can be bound before the call is decided on.
+func BenchmarkPrepareBound(b *testing.B) {
+	root, _ := beneathFixture(b)
+	r := NewRunner(nil, func(string) string { return "" })
+	r.Contain = testContain
+	r.BaseDir = root
+	c := command("c", "cat", "--input={file}")
+	pack := packOf(c)
+	args := map[string]any{"file": "sub/deep.txt"}
+	roots := map[string]string{"file": root}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.PrepareBound(pack, c, args, roots); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
