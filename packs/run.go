@@ -89,9 +89,6 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	res.OutputBytes = sink.kept + sink.cut
 	res.StderrTail = r.Redactor().Cut(string(tail.Bytes()), tail.total > int64(len(tail.Bytes())), false)
 	reasons := failureReasons(res, ex, sink, cancelled, timeout, limit)
-	if removed := p.created.settle(len(reasons) > 0); len(removed) > 0 {
-		reasons = append(reasons, fmt.Sprintf("%s, created for this call, was removed", strings.Join(removed, ", ")))
-	}
 	if out != nil {
 		if len(reasons) == 0 {
 			if err := out.commit(); err != nil {
@@ -106,6 +103,10 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 	} else {
 		res.Stdout = []byte(r.Redactor().Cut(stdout.String(), false, res.Truncated))
 		r.parseOutput(inv, res, stdout.Bytes())
+	}
+	// After write_to's commit, whose failure fails the call too.
+	if removed := p.created.settle(len(reasons) > 0); len(removed) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s, created for this call, was removed", strings.Join(removed, ", ")))
 	}
 	res.Err = r.Redact(joinReasons(reasons...))
 	return res, nil
