@@ -261,7 +261,7 @@ func (c *compiler) grant(a *workspace.Agent, g *workspace.Grant) *grant {
 		}
 		cg.constraints = append(cg.constraints, k)
 	}
-	if !ok {
+	if !ok || !c.checkBoundLayout(where, s, capab.Member, cg) {
 		return nil
 	}
 	return cg

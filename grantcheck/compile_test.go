@@ -54,6 +54,13 @@ func TestCompileFixtures(t *testing.T) {
 			{"15:9", "files-cat grants tool:files:cat again (already granted by tool:files:cat at testdata/duplicate_invalid.yaml:14:9)"},
 			{"17:9", `tool:files:* grants surface "files" again (already granted by pack:files`},
 		}},
+		{"path_within_layout_valid.yaml", nil},
+		{"path_within_layout_invalid.yaml", []want{
+			{"10:27", `command files:cat: argv element 2 "{dir}/{name}": {dir} is bound by path_within, a file the gateway opens itself beneath a root; the command receives it as a descriptor path (/dev/fd/N), and the text after it ("/{name}") would be resolved from that descriptor`},
+			{"19:28", `command files:tail: argv element 2 "{name}{dir}": {dir} is bound by path_within, a file the gateway opens itself beneath a root; the placeholder {name} before it`},
+			{"23:28", `command files:head: argv element 2 "{name}{dir}"`},
+			{"30:17", `command files:save: output.write_to "{dir}/{name}"`},
+		}},
 		{"constraint_rules_invalid.yaml", []want{
 			{"13:9", "command files:grep: inputs: invalid JSON Schema: at /properties/pattern/pattern: '((' is not valid regex"},
 			{"20:9", "param_constraints bind one tool's parameters, so they are only allowed on a single-tool grant"},

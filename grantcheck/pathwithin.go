@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/toolgate/toolgate/workspace"
 )
 
 // maxLinks bounds the symlinks followed while resolving one path, as the
@@ -107,4 +109,45 @@ func (p *Policy) PathRoots(agentID, surfaceID, memberName string) map[string]str
 		roots[k.param] = k.within
 	}
 	return roots
+}
+
+// checkBoundLayout reports each element of the granted pack command where a
+// parameter the grant binds with path_within cannot stand (DESIGN §6): the
+// command receives such a value as a descriptor path (/dev/fd/N), and text
+// composed after it would walk out of the root. The runner refuses the
+// same layouts on every call (packs.Runner.PrepareBound); this reports
+// them at load, where they are known. It reports at the element, or, for a
+// bundled pack (whose file the operator does not edit), at the constraint.
+func (c *compiler) checkBoundLayout(where string, s *surface, member string, g *grant) bool {
+	if s.kind != KindPackSurface || c.dmg.members[toolKey{s.id, member}] {
+		return true
+	}
+	at := map[string]*constraint{}
+	for _, k := range g.constraints {
+		if k.within != "" {
+			at[k.param] = k
+		}
+	}
+	if len(at) == 0 {
+		return true
+	}
+	var cmd *workspace.Command
+	for _, cm := range s.pack.Commands {
+		if cm.ID == member {
+			cmd = cm
+		}
+	}
+	if cmd == nil {
+		return true
+	}
+	bad := workspace.MisplacedBounds(cmd, "bound by path_within", func(p string) bool { return at[p] != nil })
+	for _, m := range bad {
+		k := at[m.Param]
+		pos := m.Pos
+		if s.pack.Bundled {
+			pos = k.pos
+		}
+		c.errorf(pos, "command %s:%s: %v (%s binds %s with path_within at %s)", s.id, member, m, where, m.Param, k.pos)
+	}
+	return len(bad) == 0
 }

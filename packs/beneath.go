@@ -3,8 +3,9 @@ package packs
 import (
 	"errors"
 	"fmt"
-	"github.com/toolgate/toolgate/grantcheck"
 	"strings"
+
+	"github.com/toolgate/toolgate/grantcheck"
 )
 
 // Opening a path_within argument (DESIGN §6). Trust boundary: the path
@@ -15,6 +16,10 @@ import (
 
 // errNotBeneath is the refusal for a path that leads outside its root.
 var errNotBeneath = errors.New("is not within the directory the grant allows")
+
+// errNotExist is a bound path that does not exist (or a directory on the
+// way to it).
+var errNotExist = errors.New("does not exist")
 
 // relBeneath resolves path and returns it relative to root ("." for root
 // itself), or errNotBeneath. root must be absolute and resolved.
@@ -48,6 +53,27 @@ type BoundPath struct {
 	Root string
 	// FD is the descriptor number the command sees.
 	FD int
+	// Create is set for a parameter the command lists under creates:
+	// when Value does not exist, the gateway creates it (beneath_create).
+	Create bool
+}
+
+// createdFiles are the files the gateway created for one run.
+type createdFiles []*createdFile
+
+// settle closes the handles of the created files and, when the run
+// failed, removes each file that its name still names; it returns the
+// names (as the caller gave them) of the files removed. A file the run
+// created and then succeeded with stays, written or not.
+func (cs createdFiles) settle(failed bool) []string {
+	var removed []string
+	for _, c := range cs {
+		if failed && c.remove() {
+			removed = append(removed, c.value)
+		}
+		c.close()
+	}
+	return removed
 }
 
 // firstBoundFD is the descriptor of the first bound path: 0-2 are the

@@ -196,7 +196,7 @@ func beneathError(err error) error {
 	var errno syscall.Errno
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return errors.New("does not exist")
+		return errNotExist
 	case errors.Is(err, unix.ENOTDIR):
 		return errors.New("has a component that is not a directory")
 	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP), !errors.As(err, &errno):

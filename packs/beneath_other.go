@@ -22,3 +22,15 @@ func (*dirHandle) close()        {}
 func openOutputBeneath(target, root string) (*outputFile, error) {
 	return nil, errors.New("write_to " + target + " " + errBindUnsupported.Error())
 }
+
+// createdFile is never made where binding is unsupported.
+type createdFile struct{ value string }
+
+func (*createdFile) remove() bool { return false }
+func (*createdFile) close()       {}
+
+func openOrCreateBound(BoundPath) (*os.File, *createdFile, error) {
+	return nil, nil, errBindUnsupported
+}
+
+func probeCreate(BoundPath) error { return errBindUnsupported }

@@ -1,8 +1,10 @@
 package packs
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,9 +13,12 @@ import (
 
 // bindPaths gives each argument bound by roots a descriptor number and
 // returns the arguments BuildArgv should see: the bound values replaced by
-// /dev/fd/N. Each bound path must lead beneath its root now (Run opens it
-// again, beneath the root, race-free); a refusal names the parameter.
-func bindPaths(args map[string]any, roots map[string]string, dir string) ([]BoundPath, map[string]any, error) {
+// /dev/fd/N. Each bound path must lead beneath its root now, and exist (or,
+// for a parameter cmd lists under creates:, be creatable): this runs at
+// Prepare, before the call is held for approval, so nobody approves a call
+// that cannot run. Run opens it again, beneath the root, race-free. A
+// refusal names the parameter.
+func bindPaths(cmd *workspace.Command, args map[string]any, roots map[string]string, dir string) ([]BoundPath, map[string]any, error) {
 	if len(roots) == 0 {
 		return nil, args, nil
 	}
@@ -34,9 +39,17 @@ func bindPaths(args map[string]any, roots map[string]string, dir string) ([]Boun
 		if !filepath.IsAbs(root) {
 			return "", fmt.Errorf("parameter %q: path_within root %q is not absolute (a gateway bug: roots come resolved from the policy)", param, root)
 		}
-		b := BoundPath{Param: param, Value: value, Path: absUncleaned(dir, value), Root: root, FD: firstBoundFD + len(bound)}
+		b := BoundPath{Param: param, Value: value, Path: absUncleaned(dir, value), Root: root, FD: firstBoundFD + len(bound),
+			Create: slices.Contains(cmd.Creates, param)}
 		if _, err := relBeneath(root, b.Path); err != nil {
 			return "", &ArgError{Param: param, Msg: fmt.Sprintf("%q %v", value, err)}
+		}
+		if err := probeBound(b); err != nil {
+			msg := fmt.Sprintf("%q %v", value, err)
+			if errors.Is(err, errNotExist) && !b.Create && cmd.Effects != workspace.EffectRead {
+				msg += " (for a file the command writes, a pack author lists the parameter under creates: and the gateway creates it)"
+			}
+			return "", &ArgError{Param: param, Msg: msg}
 		}
 		bound = append(bound, b)
 		return devFD(b.FD), nil
@@ -72,6 +85,21 @@ func bindPaths(args map[string]any, roots map[string]string, dir string) ([]Boun
 		}
 	}
 	return bound, out, nil
+}
+
+// probeBound checks that b can be bound when the call runs: an existing
+// file passes every check Run makes (openBound), a missing one of a
+// parameter listed under creates: has its directory beneath the root and
+// is not a symbolic link.
+func probeBound(b BoundPath) error {
+	f, err := openBound(b)
+	if err == nil {
+		return f.Close()
+	}
+	if !b.Create || !errors.Is(err, errNotExist) {
+		return err
+	}
+	return probeCreate(b)
 }
 
 // writeRoot is the root a write_to template is bound beneath: that of the

@@ -271,6 +271,7 @@ func (m *Jobs) run(j *job, inv *Invocation, p *started) {
 	if state == JobSucceeded && !res.OK() {
 		state = JobFailed
 	}
+	p.created.settle(state != JobSucceeded)
 
 	m.mu.Lock()
 	j.info.State, j.info.Ended, j.info.Result = state, time.Now(), res

@@ -27,6 +27,9 @@ type started struct {
 	// cleanup removes what the run needed only while it ran (the empty
 	// directory of a confined command).
 	cleanup func()
+	// created are the files the gateway created for the run (creates:),
+	// removed again if it fails.
+	created createdFiles
 }
 
 // exitInfo is how a run ended.
@@ -101,22 +104,29 @@ func (p *started) exit() exitInfo {
 }
 
 // openBoundFiles opens inv's path_within arguments beneath their roots, in
-// descriptor order. On error nothing stays open.
-func openBoundFiles(inv *Invocation) ([]*os.File, error) {
+// descriptor order, creating the missing files of parameters listed under
+// creates:. On error nothing stays open and nothing created stays.
+func openBoundFiles(inv *Invocation) ([]*os.File, createdFiles, error) {
 	files := make([]*os.File, 0, len(inv.Bound))
+	var created createdFiles
 	for i, b := range inv.Bound {
 		if b.FD != firstBoundFD+i {
 			closeAll(files)
-			return nil, fmt.Errorf("parameter %q: descriptor %d out of order (a runner bug)", b.Param, b.FD)
+			created.settle(true)
+			return nil, nil, fmt.Errorf("parameter %q: descriptor %d out of order (a runner bug)", b.Param, b.FD)
 		}
-		f, err := openBound(b)
+		f, c, err := openOrCreateBound(b)
 		if err != nil {
 			closeAll(files)
-			return nil, &ArgError{Param: b.Param, Msg: fmt.Sprintf("%q %v", b.Value, err)}
+			created.settle(true)
+			return nil, nil, &ArgError{Param: b.Param, Msg: fmt.Sprintf("%q %v", b.Value, err)}
 		}
 		files = append(files, f)
+		if c != nil {
+			created = append(created, c)
+		}
 	}
-	return files, nil
+	return files, created, nil
 }
 
 func closeAll(files []*os.File) {

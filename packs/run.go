@@ -104,6 +104,10 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 		res.Stdout = []byte(r.Redactor().Cut(stdout.String(), false, res.Truncated))
 		r.parseOutput(inv, res, stdout.Bytes())
 	}
+	// After write_to's commit, whose failure fails the call too.
+	if removed := p.created.settle(len(reasons) > 0); len(removed) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s, created for this call, was removed", strings.Join(removed, ", ")))
+	}
 	res.Err = r.Redact(joinReasons(reasons...))
 	return res, nil
 }
@@ -202,12 +206,14 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 		// elsewhere.
 		path = filepath.Join(inv.Dir, path)
 	}
-	files, err := openBoundFiles(inv)
+	files, created, err := openBoundFiles(inv)
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
 	defer closeAll(files)
+	sandboxCleanup := cleanup
+	cleanup = func() { sandboxCleanup(); created.settle(true) } // until the command starts
 	var ends []*os.File
 	pipe := func() (rd, wr *os.File, err error) {
 		if rd, wr, err = os.Pipe(); err == nil {
@@ -240,7 +246,7 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 	if r.Contain == nil {
 		return fail(fmt.Errorf("the runner has no containment (build it with NewRunner)"))
 	}
-	p := &started{cmd: cmd, stdout: outR, stderr: errR, cleanup: cleanup}
+	p := &started{cmd: cmd, stdout: outR, stderr: errR, cleanup: sandboxCleanup, created: created}
 	p.started = time.Now()
 	p.tree, err = r.Contain.Start(cmd, inv.MaxMemory)
 	// The child holds its ends now; the gateway keeps only its own.

@@ -184,11 +184,23 @@ func (r *Runner) Prepare(pack *workspace.CommandPack, cmd *workspace.Command, ar
 // bound list) must lead beneath its root now, and the command will get it
 // as an open descriptor, /dev/fd/N, opened by Run beneath the root: the
 // name the grant checked is the file the command reads (DESIGN §6). A
-// write_to naming a bound parameter is created beneath the same root.
+// bound placeholder must be a whole argv element or stand last after
+// literal text (workspace.MisplacedBounds), else the call is refused. A
+// missing file of a parameter the command lists under creates: is created
+// by Run beneath the root. A write_to naming a bound parameter is created
+// beneath the same root.
 func (r *Runner) PrepareBound(pack *workspace.CommandPack, cmd *workspace.Command, args map[string]any, roots map[string]string) (*Invocation, error) {
 	name := pack.ID + ":" + cmd.ID
+	if len(roots) > 0 {
+		// The loader refuses these layouts; a command built by code, or a
+		// binding the loader did not see, is refused here, on every call.
+		bad := workspace.MisplacedBounds(cmd, "bound by path_within", func(p string) bool { _, ok := roots[p]; return ok })
+		if len(bad) > 0 {
+			return nil, fmt.Errorf("command %s: %w", name, bad[0])
+		}
+	}
 	dir := r.dir(pack, cmd)
-	bound, argvArgs, err := bindPaths(args, roots, dir)
+	bound, argvArgs, err := bindPaths(cmd, args, roots, dir)
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
 	}

@@ -43,18 +43,13 @@ func openOutputBeneath(target, root string) (*outputFile, error) {
 	if rel == "." {
 		return nil, fmt.Errorf("write_to %s names the allowed directory itself; name a file in it", target)
 	}
-	r, err := openRoot(root)
-	if err != nil {
-		return nil, fmt.Errorf("write_to %s: cannot open the allowed directory %s: %w", target, root, err)
-	}
-	defer r.Close()
 	parent, base := filepath.Split(rel)
 	if parent == "" {
 		parent = "."
 	}
-	dfd, err := openDirFD(r, filepath.Clean(parent))
+	dfd, err := openDirBeneath(root, filepath.Clean(parent))
 	if err != nil {
-		return nil, fmt.Errorf("write_to %s: its directory %w", target, beneathError(err))
+		return nil, fmt.Errorf("write_to %s: %w", target, err)
 	}
 	mode := newFileMode
 	var st unix.Stat_t

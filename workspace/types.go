@@ -237,10 +237,12 @@ type Command struct {
 	AllowDash   []string       `yaml:"allow_dash" doc:"Parameters whose values may start with \"-\"; any other value starting with \"-\" is refused so that it cannot be read as an option."`
 	Background  bool           `yaml:"background" doc:"Run the command as a background job: the call returns a job id at once and the output is fetched later."`
 	Program     []string       `yaml:"program" doc:"Parameters whose value is program text for an interpreter (a jq filter), which the runner confines so that the program cannot reach files the grant did not name."`
-	// ArgvPos and ProgramPos record where each element of Argv and Program
-	// was written.
+	Creates     []string       `yaml:"creates" doc:"Parameters naming a file the command writes: when a grant binds one with path_within and the file does not exist, the gateway creates it (mode 0644) in its directory beneath the root; its placeholder must be a whole argv element or stand last after literal text."`
+	// ArgvPos, ProgramPos and CreatesPos record where each element of
+	// Argv, Program and Creates was written.
 	ArgvPos    []Pos
 	ProgramPos []Pos
+	CreatesPos []Pos
 	// Damaged is set when loading reported an error inside this
 	// declaration (see MCPServer.Damaged).
 	Damaged bool `json:"-"`

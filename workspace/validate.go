@@ -274,6 +274,7 @@ func (v *validator) command(p *CommandPack, c *Command) {
 			v.errorf(p, "command %s: program names %q, which is not declared in inputs.properties; declare it (for example %s: {type: string}) or remove it from program", name, s, s)
 		}
 	}
+	v.creates(name, c, props)
 	for _, s := range ParseTemplate(c.Output.WriteTo) {
 		if s.Param != "" && !slices.Contains(props, s.Param) {
 			v.errorf(c.Output.Pos, "command %s: output.write_to placeholder {%s} is not declared in inputs.properties", name, s.Param)
