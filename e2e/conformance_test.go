@@ -145,7 +145,9 @@ func (b *confBench) attempt(t *testing.T, c confCase, cached bool, args ...strin
 		r, ok := b.results[key]
 		b.mu.Unlock()
 		if ok && cached {
+			mu.Lock()
 			runs[era] = r
+			mu.Unlock()
 			continue
 		}
 		wg.Add(1)

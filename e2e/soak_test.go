@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
 // TestSoak runs mixed hostile and normal traffic over several agents and
@@ -266,7 +268,7 @@ agents:
 			t.Fatalf("sample toolgate: %v", err)
 		}
 		return sample{at: time.Since(start), rssKiB: p.rssKiB, threads: p.threads, goroutines: c.goroutines(t),
-			fds: p.fds, procs: len(descendants(pid))}
+			fds: p.fds, procs: len(callProcesses(pid))}
 	}
 	tick := time.NewTicker(2 * time.Second)
 sampling:
@@ -288,7 +290,8 @@ sampling:
 	// What stays is each agent's stateless relay to the stdio server (one
 	// process per agent and server, for 2026-07-28 requests, until the
 	// gateway stops): alice, bob and mallory — each the server and the
-	// supervisor it runs under.
+	// supervisor it runs under. (The gateway's one containment watcher is
+	// not counted: it lives as long as the gateway, not a call.)
 	const relays = 3 * 2
 	quiet := sampleNow()
 	deadline := time.Now().Add(30 * time.Second)
@@ -336,7 +339,7 @@ sampling:
 	}
 	if quiet.procs > relays {
 		var left []string
-		for _, p := range descendants(pid) {
+		for _, p := range callProcesses(pid) {
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 			left = append(left, fmt.Sprintf("%d %s", p, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
 		}
@@ -700,4 +703,19 @@ func slowBody(ctx context.Context, host, token string) (time.Duration, string) {
 			return time.Since(start), "held 20s"
 		}
 	}
+}
+
+// callProcesses lists pid's descendants except the gateway's containment
+// watcher (one per gateway, started with it), so what is left is what
+// calls and sessions started.
+func callProcesses(pid int) []int {
+	var out []int
+	for _, p := range descendants(pid) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if arg0, _, _ := bytes.Cut(cmdline, []byte{0}); string(arg0) == supervisor.WatchArg0 {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

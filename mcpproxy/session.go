@@ -413,7 +413,9 @@ func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID js
 			return r
 		default:
 		}
-		if parent.Err() == nil && ctx.Err() != nil {
+		// The deadline ended the write: the call's timeout, unless the
+		// transport said more (a stdio server that stopped reading).
+		if parent.Err() == nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 			return timedOut()
 		}
 		return reply{err: fmt.Errorf("server %q: %w", s.cfg.ID, err)}
