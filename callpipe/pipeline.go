@@ -50,6 +50,10 @@ type Snapshot struct {
 	Policy   *grantcheck.Policy
 	Rules    *approvals.Rules
 	Revision string
+	// Generation numbers the revisions a deployment has had in force
+	// (state.Store.RecordRevision); approvals and requestStates bind it,
+	// so a file reverted to older content revives none of them.
+	Generation int64
 	// Wait is how long a call waits for an approval (approvals.wait).
 	Wait time.Duration
 	// Elicitation lets the caller's own user approve cautious writes
@@ -296,7 +300,12 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 				return r
 			}
 		}
-		if r, refused := p.approve(ctx, snap, req, d, ev, run.Preview()); refused {
+		def := definitionOf(req.Exec, call.Name)
+		if r, refused := p.approve(ctx, snap, req, d, ev, run.Preview(), def); refused {
+			run.Discard()
+			return r
+		}
+		if r, refused := p.redecide(ctx, snap, req, ev, def); refused {
 			run.Discard()
 			return r
 		}

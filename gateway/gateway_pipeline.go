@@ -21,7 +21,7 @@ const requestStateSecret = "requeststate"
 // (approved, denied, expired) by the process whose store update made the
 // decision — once in the whole deployment.
 func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) error {
-	rev, err := g.buildRevision(g.ws, policy)
+	rev, err := g.buildRevision(ctx, g.ws, policy)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,12 @@ func (x packExecutor) answerJobTool(ctx context.Context, call *callpipe.Call) ([
 	return x.g.callJobTool(ctx, x.agent, x.s, x.g.view(x.agent, x.s.pack.ID), call.Name, call.Args)
 }
 
+// Definition implements callpipe.Definer: the digest of pack command name
+// as the revision in force declares it.
+func (x packExecutor) Definition(name string) string {
+	return string(x.g.rev.Load().packPins[x.s.pack.ID][name])
+}
+
 // Prepare resolves the call into an invocation (argv by the frozen
 // template, the clean environment, bounds); an error refuses the call.
 func (x packExecutor) Prepare(ctx context.Context, call *callpipe.Call) (callpipe.Run, error) {

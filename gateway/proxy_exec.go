@@ -27,6 +27,15 @@ type proxyExecutor struct {
 
 func (x proxyExecutor) provider() callpipe.Provider { return callpipe.MCP }
 
+// Definition implements callpipe.Definer: the digest of the definition
+// the server last listed for tool name ("" while it is not known).
+func (x proxyExecutor) Definition(name string) string {
+	if ps := x.g.proxy.server(x.server); ps != nil {
+		return string(ps.digestOf(name))
+	}
+	return ""
+}
+
 // Prepare refuses a tool whose definition is not pinned (when a lock is in
 // force); otherwise there is nothing to check for a proxied tool: the
 // server decides whether it can run it.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/toolgate/toolgate/approvals"
@@ -46,12 +47,20 @@ func (g *Gateway) swapRevision(old, next *revision) bool {
 }
 
 // buildRevision builds what the gateway decides with under ws: the
-// snapshot (policy, approval rules, revision, wait, elicitation, the
-// approval hint) and the pack surfaces; views start empty.
-func (g *Gateway) buildRevision(ws *workspace.Workspace, policy *grantcheck.Policy) (*revision, error) {
+// snapshot (policy, approval rules, revision and its generation, wait,
+// elicitation, the approval hint) and the pack surfaces; views start
+// empty. The generation comes from the shared store, so every process of
+// the deployment that loads this file numbers it alike; a store that
+// cannot record it refuses the revision (at start, or the reload: the
+// revision in force stays), since approvals could not be bound to it.
+func (g *Gateway) buildRevision(ctx context.Context, ws *workspace.Workspace, policy *grantcheck.Policy) (*revision, error) {
 	rules, err := approvals.CompileRules(policy, ws)
 	if err != nil {
 		return nil, err
+	}
+	gen, err := g.store.RecordRevision(ctx, ws.Revision)
+	if err != nil {
+		return nil, fmt.Errorf("the shared store could not number the workspace revision: %w", err)
 	}
 	wait := ws.Gateway.Approvals.Wait.D()
 	if wait <= 0 {
@@ -61,6 +70,7 @@ func (g *Gateway) buildRevision(ws *workspace.Workspace, policy *grantcheck.Poli
 		Policy:      policy,
 		Rules:       rules,
 		Revision:    ws.Revision,
+		Generation:  gen,
 		Wait:        wait,
 		Elicitation: ws.Gateway.Approvals.Elicitation,
 		ApproveHint: g.approveHint,

@@ -162,7 +162,7 @@ func (g *Gateway) prepareReload(ctx context.Context) (*revision, []string, map[s
 			}
 		}
 	}
-	rev, err := g.buildRevision(ws, policy)
+	rev, err := g.buildRevision(ctx, ws, policy)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -38,7 +38,7 @@ func (h modernHold) Task(ctx context.Context, r approvals.Request, resume func(c
 	ttl := h.g.approvals.TTL() + time.Minute
 	msg := "waiting for approval " + r.ID + ": an operator approves it with " + h.g.approveHint(r.ID)
 	t, err := store.CreateTask(ctx, state.Task{Agent: h.agent, Surface: h.surface, Action: r.Action, ArgsSHA256: r.ArgsSHA256,
-		Revision: r.Revision, ApprovalID: r.ID, Status: state.TaskWorking, StatusMessage: msg}, ttl)
+		Revision: r.Revision, Generation: r.Generation, ApprovalID: r.ID, Status: state.TaskWorking, StatusMessage: msg}, ttl)
 	if err != nil {
 		h.g.log.Warn("task not created; the call waits instead", "agent", h.agent, "err", err)
 		return nil, false
