@@ -92,6 +92,12 @@ type Request struct {
 	Wait time.Duration
 	// Protocol is the MCP protocol version the call came in (for the log).
 	Protocol string
+	// TokenScoped is set when the caller authenticated with an access
+	// token (JWT identity): the call may then use only those of the
+	// agent's declared scopes that TokenScopes (the token's scope claim)
+	// also grant. A token without a scope claim grants none.
+	TokenScoped bool
+	TokenScopes []string
 }
 
 // Holder takes a call that needs approval off its request, for clients
@@ -266,7 +272,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 	// approval step's; the downstream sees the call without it.
 	call, ownState, ownAnswer := req.Call.ownInput()
 	req.Call = call
-	d := snap.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
+	d := decide(ctx, snap, req, call)
 	ev.Decision, ev.Tier, ev.Payload.Effects = string(d.Outcome), string(d.Tier), string(d.Effects)
 	ev.Reason = p.redactor.Redact(d.Reason)
 	// An allowed call is logged at debug only: the audit holds every

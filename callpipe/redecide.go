@@ -41,7 +41,7 @@ func (p *Pipeline) redecide(ctx context.Context, snap *Snapshot, req Request, ev
 	id := approvalID(ev)
 	if cur := p.snapshot(); cur != snap {
 		reloaded := fmt.Sprintf("the workspace was reloaded while the call waited for approval %s (%s → %s)", id, snap.describe(), cur.describe())
-		d := cur.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
+		d := decide(withSnapshot(ctx, cur), cur, req, call)
 		switch {
 		case d.Outcome == tiers.Deny:
 			return p.refuseHeld(ctx, ev, reloaded+", and the revision in force refuses it: "+p.redactor.Redact(d.Reason)), true

@@ -32,12 +32,6 @@ func (g *Gateway) packExecutor(agent string, s *surface) packExecutor {
 
 func (x packExecutor) provider() callpipe.Provider { return callpipe.Command }
 
-// answerJobTool answers the job tools before the pipeline (jobAnswerer),
-// when the agent is shown them on this surface.
-func (x packExecutor) answerJobTool(ctx context.Context, call *callpipe.Call) ([]byte, bool) {
-	return x.g.callJobTool(ctx, x.agent, x.s, x.g.view(x.agent, x.s.pack.ID), call.Name, call.Args)
-}
-
 // Definition implements callpipe.Definer: the digest of pack command name
 // as the revision in force declares it.
 func (x packExecutor) Definition(name string) string {
@@ -52,6 +46,9 @@ func (x packExecutor) Prepare(ctx context.Context, call *callpipe.Call) (callpip
 		return nil, err
 	}
 	x.s = s
+	if isJobTool(call.Name) && x.g.view(x.agent, s.pack.ID).jobs {
+		return &jobRun{x: x, call: call}, nil
+	}
 	cmd := x.s.commands[call.Name]
 	if cmd == nil {
 		// Decide only allows declared commands; keep the refusal uniform.
