@@ -28,7 +28,7 @@ func (x packExecutor) DecideOwn(_ context.Context, agent string, call *callpipe.
 		return grantcheck.Decision{}, false
 	}
 	d := grantcheck.Decision{Outcome: grantcheck.Allow, Stage: grantcheck.StageTier, Effects: workspace.EffectRead,
-		Grant: "the background commands the agent holds on " + x.s.pack.ID,
+		Grant:  "the background commands the agent holds on " + x.s.pack.ID,
 		Reason: call.Name + " of the agent's own jobs on " + x.s.pack.ID}
 	if call.Name == jobCancelTool {
 		d.Effects = workspace.EffectWrite
