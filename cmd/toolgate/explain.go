@@ -20,12 +20,13 @@ import (
 // except that `requires` are not checked and MCP tools are judged on what
 // the workspace declares (their schemas are only known from a live server).
 func runExplain(_ context.Context, c *cli, args []string) int {
-	fs := c.flagSet("explain", "explain [-w FILE] --agent ID --tool SURFACE:MEMBER [--args JSON] [--format text|json]")
+	fs := c.flagSet("explain", "explain [-w FILE] --agent ID --tool SURFACE:MEMBER [--args JSON] [--scopes A,B] [--format text|json]")
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	agentID := fs.String("agent", "", "the agent making the call (required)")
 	tool := fs.String("tool", "", "the tool, as SURFACE:MEMBER (tool:SURFACE:MEMBER and mcp__SURFACE__MEMBER work too) (required)")
 	argsJSON := fs.String("args", "{}", "the call's arguments, as a JSON object")
 	format := fs.String("format", "text", "output format: text or json")
+	scopes := fs.String("scopes", "", "decide as for an access token (JWT) granting these scopes, comma-separated: the agent may use only its declared scopes the token also grants (\"\" with the flag given: a token granting none)")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -54,11 +55,25 @@ func runExplain(_ context.Context, c *cli, args []string) int {
 		return exitFail
 	}
 	e := policy.Explain(*agentID, surface, member, callArgs)
+	if fs.Changed("scopes") {
+		e = policy.NarrowExplanation(e, surface, member, splitScopes(*scopes))
+	}
 	if *format == "json" {
 		return writeExplainJSON(c, ws, *agentID, surface+":"+member, e)
 	}
 	writeExplainText(c.stdout, *agentID, surface+":"+member, e)
 	return exitOK
+}
+
+// splitScopes reads --scopes a,b (spaces allowed around each).
+func splitScopes(s string) []string {
+	var out []string
+	for _, sc := range strings.Split(s, ",") {
+		if sc = strings.TrimSpace(sc); sc != "" {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // loadPolicy loads and compiles a workspace, printing every problem as
