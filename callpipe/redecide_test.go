@@ -138,3 +138,31 @@ func TestHeldCallDecidedAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestStateBindsGeneration: a requestState issued under one
+// generation opens under no other, even for the same file content (a
+// reload and a revert in between): the retry is refused and nothing runs.
+func TestRequestStateBindsGeneration(t *testing.T) {
+	t.Parallel()
+	h, _ := sealedHarness(t)
+	h.snap.Generation = 4
+	x := &fakeExec{t: t}
+	holder := &fakeHolder{ask: true}
+	const args = `{"text":"a much longer text"}`
+	h.pipe.Call(context.Background(), Request{Agent: "bot", Provider: Command, Surface: "notes", Exec: x, Hold: holder,
+		Call: mustCall(t, `{"name":"append","arguments":`+args+`}`)})
+	holder.mu.Lock()
+	state := holder.state
+	holder.mu.Unlock()
+	if !IsOwnState(state) {
+		t.Fatalf("no state issued: %q", state)
+	}
+	reverted := *h.snap
+	reverted.Generation = 6
+	h.snap = &reverted
+	params := `{"name":"append","arguments":` + args + `,"requestState":` + string(mustJSON(state)) + `,"inputResponses":{"` + ApprovalInputKey + `":{"action":"accept","content":{"approve":true}}}}`
+	text, isErr := resultText(t, h.pipe.Call(context.Background(), Request{Agent: "bot", Provider: Command, Surface: "notes", Exec: x, Hold: holder, Call: mustCall(t, params)}))
+	if !isErr || !strings.Contains(text, "requestState refused: it was issued for another call") || ran(x) != 0 {
+		t.Fatalf("retry under a later generation: %q, ran %d", text, ran(x))
+	}
+}
