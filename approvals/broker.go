@@ -1,6 +1,7 @@
 // Package approvals is the approval broker of DESIGN.md §5: a call that the
 // tier says needs approval opens a request bound to {agent, action, SHA-256
-// of the canonical arguments, workspace revision}; an operator (console,
+// of the canonical arguments, workspace revision and its generation, digest
+// of the tool's definition} (Key); an operator (console,
 // CLI), a declarative rule or the harness's user (elicitation) approves or
 // denies it; the identical call then runs once.
 //

@@ -19,8 +19,11 @@ import (
 // refused — logged, audited, shown in /admin/status — and the revision in
 // force stays. A good file becomes a new revision, swapped in atomically:
 // the next call decides with it, a call already being decided finishes
-// under the revision it loaded, and approvals (bound to the revision) given
-// under the old file no longer let anything run.
+// under the revision it loaded, and approvals (bound to the revision and
+// the generation the shared store numbers it with) given under the old
+// file no longer let anything run — nor after a revert to it. A call held
+// for approval meanwhile is decided again when it is about to run
+// (callpipe's redecide).
 //
 // toolgate.lock is followed the same way and applies live (revision_pins.go).
 //
