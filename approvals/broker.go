@@ -1,4 +1,4 @@
-// Package approvals is the approval broker of DESIGN.md §5: a call that the
+// Package approvals is the approval broker: a call that the
 // tier says needs approval opens a request bound to {agent, action, SHA-256
 // of the canonical arguments, workspace revision and its generation, digest
 // of the tool's definition} (Key); an operator (console,

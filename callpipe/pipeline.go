@@ -1,4 +1,4 @@
-// Package callpipe is the one call pipeline of DESIGN.md §5, shared by
+// Package callpipe is toolgate's one call pipeline, shared by
 // pack commands and proxied MCP tools: identity, grant, requires and
 // scopes, schema, constraints, tier, approval, the audit-failing gate,
 // the write-ahead decision event, execution, the outcome event. Every
