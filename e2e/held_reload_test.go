@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -37,14 +36,14 @@ agents:
 `
 
 // heldDaemon starts a daemon on heldWorkspace and returns it with the
-// workspace file's path and directory.
-func heldDaemon(t *testing.T, wait string) (*daemon, string, string) {
+// workspace file's path, its directory and its content.
+func heldDaemon(t *testing.T, wait string) (d *daemon, ws, dir, content string) {
 	t.Helper()
-	dir := t.TempDir()
-	y := strings.NewReplacer("ARGVECHO", argvEcho, "WAIT", wait).Replace(heldWorkspace)
-	ws := writeFile(t, dir, "toolgate.yaml", y)
+	dir = t.TempDir()
+	content = strings.NewReplacer("ARGVECHO", argvEcho, "WAIT", wait).Replace(heldWorkspace)
+	ws = writeFile(t, dir, "toolgate.yaml", content)
 	env := append([]string{"OTHER_TOKEN=other-secret-token"}, approvalsEnv...)
-	return startDaemon(t, env, "-w", ws), ws, dir
+	return startDaemon(t, env, "-w", ws), ws, dir, content
 }
 
 // reloadTo writes content to the workspace file (by rename) and waits
@@ -76,12 +75,7 @@ func stashRuns(t *testing.T, dir string) int {
 // the approval it consumed, and nothing ran.
 func TestHeldCallRefusedAfterReload(t *testing.T) {
 	t.Parallel()
-	d, ws, dir := heldDaemon(t, "60s")
-	orig, err := os.ReadFile(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	original := string(orig)
+	d, ws, dir, original := heldDaemon(t, "60s")
 	narrowed := strings.Replace(original, "  - id: writer\n    token: {env: WRITER_TOKEN}\n    grants: [tool:vault:stash]\n",
 		"  - id: writer\n    token: {env: WRITER_TOKEN}\n    grants: [{op: tool:vault:stash, param_constraints: {item: {enum: [harmless]}}}]\n", 1)
 	removed := strings.Replace(original, "  - id: writer\n    token: {env: WRITER_TOKEN}\n    grants: [tool:vault:stash]\n", "", 1)
@@ -140,11 +134,7 @@ func TestHeldCallRefusedAfterReload(t *testing.T) {
 // it opens a new request, and nothing runs.
 func TestRevertedFileRevivesNoApproval(t *testing.T) {
 	t.Parallel()
-	d, ws, dir := heldDaemon(t, "1s")
-	orig, err := os.ReadFile(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, ws, dir, orig := heldDaemon(t, "1s")
 	cl := mcpHTTP(t, d.base+"/mcp/vault", writerToken)
 	args := map[string]any{"item": "approved-before-revert"}
 	text, _, _, err := call(t, cl, "stash", args)
@@ -152,11 +142,11 @@ func TestRevertedFileRevivesNoApproval(t *testing.T) {
 	if err != nil || first == "" || !strings.HasPrefix(text, "DENIED: approval pending") {
 		t.Fatalf("held call: %q %v", text, err)
 	}
-	reloadTo(t, d, ws, "# under review\n"+string(orig))
+	reloadTo(t, d, ws, "# under review\n"+orig)
 	if r := approvalsCLI(t, d, "approve", first); r.code != 0 {
 		t.Fatalf("approve: exit %d: %s", r.code, r.stderr)
 	}
-	reloadTo(t, d, ws, string(orig))
+	reloadTo(t, d, ws, orig)
 	text, _, _, err = call(t, cl, "stash", args)
 	again := approvalIDPattern.FindString(text)
 	if err != nil || again == "" || again == first || !strings.HasPrefix(text, "DENIED: approval pending") {
