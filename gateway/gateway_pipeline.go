@@ -48,7 +48,9 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 		},
 	})
 	g.rev.Store(rev)
-	g.reloads.update(func(st *ReloadStatus) { st.Revision, st.LoadedAt = g.ws.Revision, time.Now().UTC() })
+	g.reloads.update(func(st *ReloadStatus) {
+		st.Revision, st.LoadedAt, st.Generation = g.ws.Revision, time.Now().UTC(), rev.snap.Generation
+	})
 	g.pipe = callpipe.New(callpipe.Options{
 		Snapshot:  func() *callpipe.Snapshot { return g.rev.Load().snap },
 		Approvals: g.approvals,

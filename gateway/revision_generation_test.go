@@ -47,6 +47,9 @@ func TestReloadGenerations(t *testing.T) {
 		if got := gen(); got != st.want {
 			t.Fatalf("step %d: generation %d, want %d", i, got, st.want)
 		}
+		if shown := e.g.Status().Reload.Generation; shown != st.want {
+			t.Fatalf("step %d: /admin/status shows generation %d, want %d", i, shown, st.want)
+		}
 	}
 	res := callPack(t, e.g, "a", "vault", "stash", args)
 	if again := regexp.MustCompile(`ap-[0-9a-f]+`).FindString(resultText(res)); !res.IsError || again == "" || again == id {

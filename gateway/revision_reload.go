@@ -61,6 +61,9 @@ type ReloadStatus struct {
 	// Revision is the workspace revision in force, LoadedAt when it was.
 	Revision string    `json:"revision"`
 	LoadedAt time.Time `json:"loaded_at"`
+	// Generation numbers the revision in the deployment's shared store:
+	// approvals given under another generation do not run under this one.
+	Generation int64 `json:"generation"`
 	// Reloads counts the good reloads since the process started.
 	Reloads int `json:"reloads"`
 	// LastAttempt and LastTrigger (signal, file) describe the last try.
@@ -124,11 +127,12 @@ func (g *Gateway) Reload(ctx context.Context, trigger string) error {
 	g.metrics.DeclareWorkspace(next.ws)
 	g.auth.ReplaceTokens(tokens)
 	g.reloads.update(func(st *ReloadStatus) {
-		st.Revision, st.LoadedAt, st.Reloads = next.ws.Revision, now, st.Reloads+1
+		st.Revision, st.LoadedAt, st.Generation, st.Reloads = next.ws.Revision, now, next.snap.Generation, st.Reloads+1
 		st.LastAttempt, st.LastTrigger, st.Error, st.RefusedRevision = now, trigger, "", ""
 		st.RestartRequired = restart
 	})
-	reason := fmt.Sprintf("workspace reloaded (%s): revision %s -> %s", trigger, short(old.ws.Revision), short(next.ws.Revision))
+	reason := fmt.Sprintf("workspace reloaded (%s): revision %s -> %s (generation %d -> %d)", trigger, short(old.ws.Revision), short(next.ws.Revision),
+		old.snap.Generation, next.snap.Generation)
 	if len(changed) > 0 {
 		reason += "; changed: " + strings.Join(changed, ", ")
 	} else {
@@ -138,7 +142,7 @@ func (g *Gateway) Reload(ctx context.Context, trigger string) error {
 		reason += "; needs a restart to apply: " + strings.Join(restart, ", ")
 		g.log.Warn("the workspace changes settings that only a restart applies; they keep their old values until then", "settings", restart)
 	}
-	g.log.Info("workspace reloaded", "trigger", trigger, "revision", next.ws.Revision, "previous", old.ws.Revision, "changed", changed)
+	g.log.Info("workspace reloaded", "trigger", trigger, "revision", next.ws.Revision, "generation", next.snap.Generation, "previous", old.ws.Revision, "changed", changed)
 	g.auditReload(DecisionReloaded, next.ws.Revision, reason)
 	// The pack commands' definitions may have changed, and so may the lock.
 	g.checkLock(trigger == ReloadSignal)
