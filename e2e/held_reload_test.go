@@ -15,6 +15,7 @@ import (
 const heldWorkspace = `version: 1
 gateway:
   audit: {path: audit.jsonl}
+STATE
   admin_token: {env: TG_ADMIN_TOKEN}
   approvals: {wait: WAIT, ttl: 10m}
 command_packs:
@@ -35,15 +36,29 @@ agents:
     grants: [tool:vault:stash]
 `
 
-// heldDaemon starts a daemon on heldWorkspace and returns it with the
-// workspace file's path, its directory and its content.
+// heldDaemon starts a daemon on heldWorkspace (the embedded store) and
+// returns it with the workspace file's path, its directory and its
+// content.
 func heldDaemon(t *testing.T, wait string) (d *daemon, ws, dir, content string) {
 	t.Helper()
 	dir = t.TempDir()
-	content = strings.NewReplacer("ARGVECHO", argvEcho, "WAIT", wait).Replace(heldWorkspace)
+	content = heldContent(wait, "")
 	ws = writeFile(t, dir, "toolgate.yaml", content)
-	env := append([]string{"OTHER_TOKEN=other-secret-token"}, approvalsEnv...)
-	return startDaemon(t, env, "-w", ws), ws, dir, content
+	return startDaemon(t, heldEnv(""), "-w", ws), ws, dir, content
+}
+
+// heldContent is heldWorkspace with its approval wait and, for dsn != "",
+// the state in PostgreSQL.
+func heldContent(wait, dsn string) string {
+	state := ""
+	if dsn != "" {
+		state = "  state: {postgres: {dsn: {env: HELD_DSN}}}"
+	}
+	return strings.NewReplacer("ARGVECHO", argvEcho, "WAIT", wait, "STATE\n", state+"\n").Replace(heldWorkspace)
+}
+
+func heldEnv(dsn string) []string {
+	return append([]string{"OTHER_TOKEN=other-secret-token", "HELD_DSN=" + dsn}, approvalsEnv...)
 }
 
 // reloadTo writes content to the workspace file (by rename) and waits
@@ -170,4 +185,55 @@ func heldApprovalID(raw json.RawMessage) string {
 	}
 	_ = json.Unmarshal(raw, &a)
 	return a.ID
+}
+
+// TestRevertedFileRevivesNoApprovalAcrossReplicas: two replicas share
+// PostgreSQL, each with its own copy of the file. A call held on one is
+// approved; both files are edited and then reverted. The replicas agree
+// on each revision's generation, so the identical call on the other
+// replica after the revert finds no approval: it opens a new request, and
+// nothing runs.
+func TestRevertedFileRevivesNoApprovalAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	dsn := fleetDSN(t)
+	content := heldContent("1s", dsn)
+	var replicas []*daemon
+	var files []string
+	for range 2 {
+		ws := writeFile(t, t.TempDir(), "toolgate.yaml", content)
+		files = append(files, ws)
+		replicas = append(replicas, startDaemon(t, heldEnv(dsn), "-w", ws))
+	}
+	args := map[string]any{"item": "approved-on-a"}
+	text, _, _, err := call(t, mcpHTTP(t, replicas[0].base+"/mcp/vault", writerToken), "stash", args)
+	first := approvalIDPattern.FindString(text)
+	if err != nil || first == "" {
+		t.Fatalf("held call on replica a: %q %v", text, err)
+	}
+	if r := approvalsCLI(t, replicas[1], "approve", first); r.code != 0 {
+		t.Fatalf("approve on replica b: exit %d: %s", r.code, r.stderr)
+	}
+	for _, next := range []string{"# under review\n" + content, content} {
+		for i, d := range replicas {
+			reloadTo(t, d, files[i], next)
+		}
+	}
+	var gens []int64
+	for _, d := range replicas {
+		var st struct {
+			Reload struct {
+				Generation int64 `json:"generation"`
+			} `json:"reload"`
+		}
+		adminJSON(t, d, "GET", "/admin/status", &st)
+		gens = append(gens, st.Reload.Generation)
+	}
+	if gens[0] != gens[1] || gens[0] != 3 {
+		t.Fatalf("the replicas' generations after an edit and a revert: %v, want 3 on both", gens)
+	}
+	text, _, _, err = call(t, mcpHTTP(t, replicas[1].base+"/mcp/vault", writerToken), "stash", args)
+	again := approvalIDPattern.FindString(text)
+	if err != nil || again == "" || again == first || !strings.HasPrefix(text, "DENIED: approval pending") {
+		t.Fatalf("the identical call on replica b after the revert: %q %v (approved: %s)", text, err, first)
+	}
 }
