@@ -113,9 +113,15 @@ func TestCallToolJobTools(t *testing.T) {
 	if _, rpcErr, evs := call("a", "", status); rpcErr == nil || len(evs) != 1 {
 		t.Errorf("job-status without an id: error %s, events %v; want a refusal by the pipeline", rpcErr, evs)
 	}
-	for _, params := range []string{`{"name":"job-logs","arguments":{"job_id":"job-of-someone-else"}}`, `{"name":"job-cancel","arguments":{}}`} {
-		if res, _, evs := call("a", "3", params); !strings.Contains(string(res), "DENIED: ") || len(evs) != 1 || !strings.HasSuffix(evs[0], " deny") {
-			t.Errorf("%s: %s, events %v; want the pipeline's refusal", params, res, evs)
+	for _, params := range []string{
+		`{"name":"job-logs","arguments":{"job_id":"job-of-someone-else"}}`,
+		`{"name":"job-cancel","arguments":{}}`,
+		`{"name":"job-logs","arguments":{"job_id":5}}`,
+		`{"name":"job-cancel","arguments":{"job_id":["job-a"]}}`,
+		`{"name":"job-status","arguments":{"job_id":"` + strings.Repeat("j", 70000) + `"}}`,
+	} {
+		if res, _, evs := call("a", "3", params); !strings.Contains(string(res), "DENIED: ") || len(res) > 1000 || len(evs) != 1 || !strings.HasSuffix(evs[0], " deny") {
+			t.Errorf("%.200s: %.300s, events %v; want the pipeline's refusal, short", params, res, evs)
 		}
 	}
 	if res, _, evs := call("c", "2", status); !strings.Contains(string(res), "DENIED: unknown tool") || len(evs) != 1 {

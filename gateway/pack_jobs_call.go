@@ -17,6 +17,10 @@ import (
 // job gets — and runs the allowed ones as a run of their own, with a
 // decision and an outcome event.
 
+// maxJobID is the longest job_id the job tools take (their input
+// schemas' maxLength).
+const maxJobID = 64
+
 // isJobTool reports whether name is one of the job tools.
 func isJobTool(name string) bool {
 	return name == jobStatusTool || name == jobLogsTool || name == jobCancelTool
@@ -36,6 +40,11 @@ func (x packExecutor) DecideOwn(_ context.Context, agent string, call *callpipe.
 	id, _ := call.Args["job_id"].(string)
 	if id == "" && call.Name != jobStatusTool {
 		d.Outcome, d.Stage, d.Reason = grantcheck.Deny, grantcheck.StageSchema, call.Name+" needs job_id (a job id job-status lists)"
+		return d, true
+	}
+	if len(id) > maxJobID {
+		// As the tools' input schemas say; never quoted into the audit.
+		d.Outcome, d.Stage, d.Reason = grantcheck.Deny, grantcheck.StageSchema, fmt.Sprintf("job_id is %d bytes long; job ids are at most %d", len(id), maxJobID)
 		return d, true
 	}
 	if id != "" && !x.g.jobOwned(agent, x.s, id) {

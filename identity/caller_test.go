@@ -30,6 +30,12 @@ func TestAuthenticateCallerScopes(t *testing.T) {
 		{"scp list", sign(t, key, with(good, "scp", []string{"notes:read"})), true, []string{"notes:read"}},
 		{"no claim", sign(t, key, good), true, nil},
 		{"empty claim", sign(t, key, with(good, "scope", "")), true, nil},
+		// Hostile shapes grant nothing they do not spell out.
+		{"scope as a number", sign(t, key, with(good, "scope", 7)), true, nil},
+		{"scope as an object", sign(t, key, with(good, "scope", map[string]any{"notes:write": true})), true, nil},
+		{"scp with a non-string", sign(t, key, with(good, "scp", []any{"notes:read", 1})), true, nil},
+		{"a NUL is not a separator", sign(t, key, with(good, "scope", "notes:read\x00notes:write")), true, []string{"notes:read\x00notes:write"}},
+		{"scope wins over scp", sign(t, key, with(with(good, "scope", "a"), "scp", []string{"b"})), true, []string{"a"}},
 	}
 	for _, c := range cases {
 		r := httptest.NewRequest("POST", "/mcp/json-tools", strings.NewReader(`{"scope":"everything"}`))
