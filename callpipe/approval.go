@@ -214,6 +214,7 @@ func (p *Pipeline) hold(ctx context.Context, snap *Snapshot, req Request, d gran
 		again := req
 		again.Hold = nil
 		again.Wait = p.approvals.TTL()
+		again.heldUnder = snap
 		return p.Call(bctx, again)
 	}
 	if result, ok := req.Hold.Task(ctx, r, resume); ok {

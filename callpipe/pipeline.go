@@ -98,6 +98,11 @@ type Request struct {
 	// also grant. A token without a scope claim grants none.
 	TokenScoped bool
 	TokenScopes []string
+	// heldUnder, set on a task's resumed call, is the snapshot the call
+	// was held under: the resumed call waits for the very approval the
+	// task names, and is decided again against the revision in force
+	// when it is about to run (redecide).
+	heldUnder *Snapshot
 }
 
 // Holder takes a call that needs approval off its request, for clients
@@ -244,7 +249,10 @@ func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 // call is Call; *evp is set to the call's decision event as soon as it
 // exists (evp may be nil).
 func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Result {
-	snap := p.snapshot()
+	snap := req.heldUnder
+	if snap == nil {
+		snap = p.snapshot()
+	}
 	ctx = withSnapshot(ctx, snap)
 	name := req.Name
 	if req.Call != nil {

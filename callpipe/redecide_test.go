@@ -166,3 +166,37 @@ func TestRequestStateBindsGeneration(t *testing.T) {
 		t.Fatalf("retry under a later generation: %q, ran %d", text, ran(x))
 	}
 }
+
+// TestTaskResumedAfterReload: a task's resumed call waits for the approval
+// the task names, under the revision it was held in, and is decided again
+// when it is about to run: a reload between the hold and the run refuses
+// it, naming the reload, rather than opening another request.
+func TestTaskResumedAfterReload(t *testing.T) {
+	t.Parallel()
+	h, _ := sealedHarness(t)
+	h.snap.Generation = 1
+	var cur atomic.Pointer[Snapshot]
+	cur.Store(h.snap)
+	h.pipe = New(Options{Snapshot: cur.Load, Approvals: h.broker, Journal: h.pipe.Journal(), Redactor: testRedactor()})
+	x := &fakeExec{t: t}
+	holder := &fakeHolder{tasks: true}
+	h.pipe.Call(context.Background(), Request{Agent: "bot", Provider: Command, Surface: "vault", Exec: x, Hold: holder,
+		Call: mustCall(t, `{"name":"stash","arguments":{"item":"gold"}}`)})
+	p := firstPending(t, h)
+	next := *h.snap
+	next.Generation = 2
+	cur.Store(&next)
+	if _, err := h.broker.Approve(p.ID, approvals.ByOperator); err != nil {
+		t.Fatal(err)
+	}
+	holder.mu.Lock()
+	resume := holder.resume
+	holder.mu.Unlock()
+	text, isErr := resultText(t, resume(context.Background()))
+	if !isErr || !strings.Contains(text, "waited for approval "+p.ID) || !strings.Contains(text, "generation 1 → revision") || ran(x) != 0 {
+		t.Fatalf("resumed after a reload: %q, ran %d", text, ran(x))
+	}
+	if left := h.broker.Pending(); len(left) != 0 {
+		t.Errorf("the resumed call opened another request: %+v", left)
+	}
+}
