@@ -267,8 +267,12 @@ func (p *Pipeline) userAnswered(ctx context.Context, snap *Snapshot, req Request
 	if err != nil {
 		return refuse("requestState refused: " + err.Error())
 	}
-	if c.Agent != req.Agent || c.Action != ev.Action || c.ArgsSHA256 != req.Call.Digest || c.Revision != snap.Revision || c.Generation != snap.Generation {
-		return refuse("requestState refused: it was issued for another call (agent, tool, arguments or workspace revision differ)")
+	if c.Agent != req.Agent || c.Action != ev.Action || c.ArgsSHA256 != req.Call.Digest {
+		return refuse("requestState refused: it was issued for another call (agent, tool or arguments differ)")
+	}
+	if c.Revision != snap.Revision || c.Generation != snap.Generation {
+		return refuse(fmt.Sprintf("requestState refused: the workspace was reloaded since it was issued (generation %d, now %s); call again without it to have the call decided under the revision in force",
+			c.Generation, snap.describe()))
 	}
 	if !userMayApprove(snap, d) {
 		return refuse("requestState refused: this call may not be approved by the caller's own user")

@@ -162,7 +162,7 @@ func TestRequestStateBindsGeneration(t *testing.T) {
 	h.snap = &reverted
 	params := `{"name":"append","arguments":` + args + `,"requestState":` + string(mustJSON(state)) + `,"inputResponses":{"` + ApprovalInputKey + `":{"action":"accept","content":{"approve":true}}}}`
 	text, isErr := resultText(t, h.pipe.Call(context.Background(), Request{Agent: "bot", Provider: Command, Surface: "notes", Exec: x, Hold: holder, Call: mustCall(t, params)}))
-	if !isErr || !strings.Contains(text, "requestState refused: it was issued for another call") || ran(x) != 0 {
+	if !isErr || !strings.Contains(text, "requestState refused: the workspace was reloaded since it was issued (generation 4, now revision") || ran(x) != 0 {
 		t.Fatalf("retry under a later generation: %q, ran %d", text, ran(x))
 	}
 }
