@@ -41,12 +41,20 @@ import (
 //	                  test` make, against the nearest whole workspace above
 //	                  it in the same document, and must get the outcome it
 //	                  expects, with a reason containing reason_contains.
+//	```yaml approval-cases
+//	                  the same keys, decided as the call pipeline decides
+//	                  (callpipe): grantcheck's Decide, then, for a call it
+//	                  sends to approval, the workspace's approval rules
+//	                  (approvals.Rules.Match); expect is allow, deny,
+//	                  approval (a person must approve) or rule:N (approved
+//	                  by the Nth rule, without a person).
 //
 // Any other word is a failure, so a typo cannot skip an example.
 const (
 	kindWhole    = ""
 	kindFragment = "fragment"
 	kindCases    = "cases"
+	kindRules    = "approval-cases"
 )
 
 // example is one fenced YAML block of a document.
@@ -87,6 +95,7 @@ func TestDocExamplesLoad(t *testing.T) {
 func TestDocExamplesRefuse(t *testing.T) {
 	t.Parallel()
 	const ws = "```yaml\nversion: 1\ncommand_packs:\n  - id: p\n    commands:\n      - {id: r, argv: [cat, \"{f}\"], inputs: {type: object, properties: {f: {type: string}}}, effects: read}\nagents:\n  - {id: a, grants: [tool:p:r]}\n```\n"
+	const ruled = "```yaml\nversion: 1\ngateway: {approvals: {rules: [{agent: a, capability: tool:p:w, param_constraints: {f: {const: x}}}]}}\ncommand_packs:\n  - id: p\n    commands:\n      - {id: w, argv: [touch, \"{f}\"], inputs: {type: object, properties: {f: {type: string}}}, effects: write}\nagents:\n  - {id: a, grants: [tool:p:w]}\n```\n"
 	cases := []struct {
 		name, md, want string
 	}{
@@ -101,6 +110,8 @@ func TestDocExamplesRefuse(t *testing.T) {
 		{"a case decided otherwise", ws + "```yaml cases\n- {name: n, agent: a, tool: p:r, args: {f: x}, expect: deny}\n```\n", "toolgate decides allow"},
 		{"a case's reason differs", ws + "```yaml cases\n- {name: n, agent: a, tool: p:x, expect: deny, reason_contains: scopes}\n```\n", "reason containing"},
 		{"a case with an unknown key", ws + "```yaml cases\n- {name: n, agent: a, tool: p:r, expect: allow, outcome: allow}\n```\n", "do not decode"},
+		{"a rule said to approve that does not", ruled + "```yaml approval-cases\n- {name: n, agent: a, tool: p:w, args: {f: y}, expect: rule:1}\n```\n", "toolgate decides approval"},
+		{"a rule case decided without the rules", ruled + "```yaml cases\n- {name: n, agent: a, tool: p:w, args: {f: x}, expect: rule:1}\n```\n", "toolgate decides approval"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,9 +124,10 @@ func TestDocExamplesRefuse(t *testing.T) {
 		})
 	}
 	// And the good workspace with a true case passes.
-	exs, problems := fences("x.md", []byte(ws+"```yaml cases\n- {name: n, agent: a, tool: p:r, args: {f: x}, expect: allow}\n```\n```sh\n```yaml inside another block is no example\n```\n"))
+	exs, problems := fences("x.md", []byte(ws+"```yaml cases\n- {name: n, agent: a, tool: p:r, args: {f: x}, expect: allow}\n```\n```sh\n```yaml inside another block is no example\n```\n"+
+		ruled+"```yaml approval-cases\n- {name: n, agent: a, tool: p:w, args: {f: x}, expect: rule:1}\n- {name: m, agent: a, tool: p:w, args: {f: y}, expect: approval}\n```\n"))
 	problems = append(problems, checkExamples(t.TempDir(), exs)...)
-	if len(problems) > 0 || len(exs) != 2 {
+	if len(problems) > 0 || len(exs) != 4 {
 		t.Errorf("a good document: %d examples, problems %q", len(exs), problems)
 	}
 }
@@ -173,7 +185,7 @@ func fences(file string, data []byte) ([]example, []string) {
 // directory for the workspaces to live in.
 func checkExamples(dir string, exs []example) []string {
 	var problems []string
-	var last *grantcheck.Policy
+	var last *compiled
 	for i, ex := range exs {
 		name := fmt.Sprintf("%s:%d", ex.file, ex.line)
 		switch ex.kind {
@@ -183,22 +195,28 @@ func checkExamples(dir string, exs []example) []string {
 			problems = append(problems, p...)
 		case kindFragment:
 			problems = append(problems, loadFragment(name, ex.text)...)
-		case kindCases:
+		case kindCases, kindRules:
 			if last == nil {
 				problems = append(problems, fmt.Sprintf("%s: a cases example needs a whole workspace example that loads above it in %s", name, ex.file))
 				continue
 			}
-			problems = append(problems, decideCases(name, last, ex.text)...)
+			problems = append(problems, decideCases(name, last, ex.kind == kindRules, ex.text)...)
 		default:
-			problems = append(problems, fmt.Sprintf("%s: unknown example kind %q after ```yaml; write ```yaml (a whole workspace), ```yaml %s or ```yaml %s", name, ex.kind, kindFragment, kindCases))
+			problems = append(problems, fmt.Sprintf("%s: unknown example kind %q after ```yaml; write ```yaml (a whole workspace), ```yaml %s, ```yaml %s or ```yaml %s", name, ex.kind, kindFragment, kindCases, kindRules))
 		}
 	}
 	return problems
 }
 
+// compiled is a whole workspace as the pipeline decides with it.
+type compiled struct {
+	policy *grantcheck.Policy
+	rules  *approvals.Rules
+}
+
 // loadWhole loads a whole workspace from a directory of its own and
-// returns its compiled policy (nil when it does not load).
-func loadWhole(dir, name, text string) (*grantcheck.Policy, []string) {
+// returns its compiled policy and rules (nil when it does not load).
+func loadWhole(dir, name, text string) (*compiled, []string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, []string{err.Error()}
 	}
@@ -218,10 +236,11 @@ func loadWhole(dir, name, text string) (*grantcheck.Policy, []string) {
 	if err != nil {
 		return nil, at("grants do not compile", err)
 	}
-	if _, err := approvals.CompileRules(policy, ws); err != nil {
+	rules, err := approvals.CompileRules(policy, ws)
+	if err != nil {
 		return nil, at("approval rules do not compile", err)
 	}
-	return policy, nil
+	return &compiled{policy, rules}, nil
 }
 
 // loadFragment loads a top-level part of a workspace, wrapped as one.
@@ -246,8 +265,9 @@ type policyCase struct {
 	ReasonContains string         `yaml:"reason_contains"`
 }
 
-// decideCases decides each case against policy.
-func decideCases(name string, policy *grantcheck.Policy, text string) []string {
+// decideCases decides each case against ws; withRules applies its approval
+// rules to a call sent to approval, as the pipeline does.
+func decideCases(name string, ws *compiled, withRules bool, text string) []string {
 	dec := yaml.NewDecoder(strings.NewReader(text))
 	dec.KnownFields(true)
 	var cases []policyCase
@@ -268,10 +288,14 @@ func decideCases(name string, policy *grantcheck.Policy, text string) []string {
 		if args == nil {
 			args = map[string]any{}
 		}
-		d := policy.Decide(c.Agent, surface, member, args)
-		if string(d.Outcome) != c.Expect || !strings.Contains(d.Reason, c.ReasonContains) {
+		d := ws.policy.Decide(c.Agent, surface, member, args)
+		got := string(d.Outcome)
+		if by, ok := ws.rules.Match(ws.policy, d, c.Agent, surface, member, args); withRules && ok {
+			got = by
+		}
+		if got != c.Expect || !strings.Contains(d.Reason, c.ReasonContains) {
 			problems = append(problems, fmt.Sprintf("%s: case %q: the document says %s (reason containing %q), toolgate decides %s at the %s stage: %s",
-				name, c.Name, c.Expect, c.ReasonContains, d.Outcome, d.Stage, d.Reason))
+				name, c.Name, c.Expect, c.ReasonContains, got, d.Stage, d.Reason))
 		}
 	}
 	return problems
