@@ -210,6 +210,7 @@ func checkExamples(dir string, exs []example) []string {
 
 // compiled is a whole workspace as the pipeline decides with it.
 type compiled struct {
+	ws     *workspace.Workspace
 	policy *grantcheck.Policy
 	rules  *approvals.Rules
 }
@@ -240,7 +241,7 @@ func loadWhole(dir, name, text string) (*compiled, []string) {
 	if err != nil {
 		return nil, at("approval rules do not compile", err)
 	}
-	return &compiled{policy, rules}, nil
+	return &compiled{ws, policy, rules}, nil
 }
 
 // loadFragment loads a top-level part of a workspace, wrapped as one.

@@ -47,18 +47,11 @@ func TestPacksWorkedExample(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(dir, "toolgate.yaml")
-	if err := os.WriteFile(path, []byte(wsText), 0o644); err != nil {
-		t.Fatal(err)
+	c, problems := loadWhole(dir, "packs.md", wsText)
+	if len(problems) > 0 {
+		t.Fatal(problems)
 	}
-	ws, err := workspace.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := grantcheck.Compile(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, policy := c.ws, c.policy
 	runner := packs.NewRunner(nil, os.Getenv)
 	defer runner.Close()
 	runner.BaseDir = dir
