@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/tiers"
 )
@@ -59,6 +60,11 @@ type Snapshot struct {
 	// from where the call is held (e.g. "`toolgate approvals -w WS approve
 	// ID`"); nil uses the plain CLI command.
 	ApproveHint func(id string) string
+	// Lock is toolgate.lock in force (nil: definitions are not pinned) and
+	// Live the digest of a tool's definition as it is served now ("" when
+	// unknown); a tool whose live digest is not its pin is refused.
+	Lock *pin.Lock
+	Live func(surface, member string) pin.Digest
 }
 
 // Request is one tools/call on its way through the pipeline.
@@ -262,7 +268,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 	// approval step's; the downstream sees the call without it.
 	call, ownState, ownAnswer := req.Call.ownInput()
 	req.Call = call
-	d := snap.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
+	d := snap.decide(req.Agent, req.Surface, call.Name, call.Args, nil)
 	ev.Decision, ev.Tier, ev.Payload.Effects = string(d.Outcome), string(d.Tier), string(d.Effects)
 	ev.Reason = p.redactor.Redact(d.Reason)
 	// An allowed call is logged at debug only: the audit holds every

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/pin"
@@ -49,27 +48,45 @@ func (g *Gateway) swapRevision(old, next *revision) bool {
 // snapshot (policy, approval rules, revision, wait, elicitation, the
 // approval hint) and the pack surfaces; views start empty.
 func (g *Gateway) buildRevision(ws *workspace.Workspace, policy *grantcheck.Policy) (*revision, error) {
-	rules, err := approvals.CompileRules(policy, ws)
+	snap, err := callpipe.NewSnapshot(ws, policy)
 	if err != nil {
 		return nil, err
 	}
-	wait := ws.Gateway.Approvals.Wait.D()
-	if wait <= 0 {
-		wait = approvals.DefaultWait
-	}
-	rev := newRevision(&callpipe.Snapshot{
-		Policy:      policy,
-		Rules:       rules,
-		Revision:    ws.Revision,
-		Wait:        wait,
-		Elicitation: ws.Gateway.Approvals.Elicitation,
-		ApproveHint: g.approveHint,
-	})
-	rev.ws, rev.surfaces = ws, buildSurfaces(ws)
-	if rev.packPins, err = packPins(ws); err != nil {
+	snap.ApproveHint = g.approveHint
+	pins, err := packPins(ws)
+	if err != nil {
 		return nil, err
 	}
+	snap.Live = g.liveDigest(pins)
+	rev := newRevision(snap)
+	rev.ws, rev.surfaces, rev.packPins = ws, buildSurfaces(ws), pins
 	return rev, nil
+}
+
+// liveDigest is the snapshot's Live: a pack command's digest from its
+// declaration (packPins of the revision's workspace), a proxied tool's
+// from its server's last listing.
+func (g *Gateway) liveDigest(packPins map[string]map[string]pin.Digest) func(surface, member string) pin.Digest {
+	return func(surface, member string) pin.Digest {
+		if cmds, ok := packPins[surface]; ok {
+			return cmds[member]
+		}
+		if g.proxy != nil {
+			if ps := g.proxy.server(surface); ps != nil {
+				return ps.digestOf(member)
+			}
+		}
+		return ""
+	}
+}
+
+// withLock is a revision like old deciding with lock l: the snapshot is
+// copied so that its Lock is the revision's.
+func withLock(old *revision, snap callpipe.Snapshot, l *pin.Lock) *revision {
+	snap.Lock = l
+	next := newRevision(&snap)
+	next.ws, next.surfaces, next.packPins, next.lock = old.ws, old.surfaces, old.packPins, l
+	return next
 }
 
 // buildSurfaces indexes the workspace's command packs by id.
@@ -97,9 +114,7 @@ func (g *Gateway) withPolicy(update func(*grantcheck.Policy) (*grantcheck.Policy
 		}
 		snap := *old.snap
 		snap.Policy = np
-		next := newRevision(&snap)
-		next.ws, next.surfaces, next.packPins, next.lock = old.ws, old.surfaces, old.packPins, old.lock
-		if g.swapRevision(old, next) {
+		if g.swapRevision(old, withLock(old, snap, old.lock)) {
 			return nil
 		}
 	}

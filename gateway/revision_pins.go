@@ -118,9 +118,7 @@ func (g *Gateway) checkLock(force bool) {
 func (g *Gateway) setLock(l *pin.Lock) {
 	for {
 		old := g.rev.Load()
-		next := newRevision(old.snap)
-		next.ws, next.surfaces, next.packPins, next.lock = old.ws, old.surfaces, old.packPins, l
-		if g.swapRevision(old, next) {
+		if g.swapRevision(old, withLock(old, *old.snap, l)) {
 			return
 		}
 	}
