@@ -33,13 +33,15 @@ func (c *cli) liveServerLister(ctx context.Context, ws *workspace.Workspace) (ma
 	return out, errs
 }
 
-// pinsOf pins each tool of one server's listing.
+// pinsOf pins each tool of one server's listing. A tool that cannot be
+// pinned keeps its definition as listed (so a decision without a lock sees
+// it as the gateway does) and has no digest (so no lock records it).
 func pinsOf(list []json.RawMessage) []pin.Tool {
 	tools := make([]pin.Tool, 0, len(list))
 	for i, raw := range list {
 		t, err := pin.DigestTool(raw)
 		if err != nil {
-			t.Digest = ""
+			t.Digest, t.Definition = "", raw
 			if t.Name == "" {
 				t.Name = fmt.Sprintf("#%d", i)
 			}

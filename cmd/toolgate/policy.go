@@ -35,10 +35,11 @@ func runPolicy(ctx context.Context, c *cli, args []string) int {
 	return exitUsage
 }
 
-func runPolicyTest(_ context.Context, c *cli, args []string) int {
-	fs := c.flagSet("policy test", "policy test [-w FILE] [-v] CASES.yaml")
+func runPolicyTest(ctx context.Context, c *cli, args []string) int {
+	fs := c.flagSet("policy test", "policy test [-w FILE] [-v] [--offline] CASES.yaml")
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	verbose := fs.BoolP("verbose", "v", false, "also list the cases that pass")
+	offline := fs.Bool("offline", false, "contact no server: take the proxied servers' tools from toolgate.lock")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -51,13 +52,18 @@ func runPolicyTest(_ context.Context, c *cli, args []string) int {
 		printLoadError(c, err)
 		return exitFail
 	}
-	_, policy, ok := loadPolicy(c, c.workspacePath(*wsFlag))
+	dec, ok := c.loadDecider(ctx, "policy test", c.workspacePath(*wsFlag), *offline)
 	if !ok {
 		return exitFail
 	}
 	failed := 0
 	for _, pc := range cases {
-		d := policy.Decide(pc.Agent, pc.surface, pc.member, pc.Args)
+		v := dec.snap.Decide(pc.Agent, pc.surface, pc.member, pc.Args)
+		d := v.Decision
+		d.Outcome = v.Final()
+		if v.ApprovedBy != "" {
+			d.Reason += "; approved by " + v.ApprovedBy
+		}
 		if d.Outcome == pc.Expect && strings.Contains(d.Reason, pc.ReasonContains) {
 			if *verbose {
 				fmt.Fprintf(c.stdout, "ok    %s: %s\n", pc.Name, d.Outcome)
