@@ -83,7 +83,7 @@ func (s *Snapshot) decide(agent, surface, member string, args map[string]any, st
 		}
 		return d
 	}
-	if err := s.pinRefusal(surface, member); err != nil {
+	if err := s.PinRefusal(surface, member); err != nil {
 		d.Outcome, d.Stage, d.Reason = grantcheck.Deny, StagePin, err.Error()
 		if steps != nil {
 			*steps = append(*steps, grantcheck.Step{Stage: StagePin, Status: "fail", Detail: d.Reason})
@@ -100,9 +100,9 @@ func (s *Snapshot) decide(agent, surface, member string, args map[string]any, st
 	return d
 }
 
-// pinRefusal is why surface's member may not be served under the lock of
+// PinRefusal is why surface's member may not be served under the lock of
 // s; nil without a lock or when its definition is the pinned one.
-func (s *Snapshot) pinRefusal(surface, member string) error {
+func (s *Snapshot) PinRefusal(surface, member string) error {
 	if s.Lock == nil {
 		return nil
 	}

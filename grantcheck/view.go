@@ -116,6 +116,9 @@ type AgentTool struct {
 	Decision      Outcome          `json:"decision"`
 	Grant         string           `json:"grant"`
 	MissingScopes []string         `json:"missing_scopes,omitempty"`
+	// Refusal says why a granted tool is refused past the policy (its
+	// definition is not the pinned one); "" otherwise.
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // Summary describes every surface and agent, in workspace order.

@@ -31,6 +31,8 @@ type decider struct {
 	// reached, not in the lock. Its server: grants then cover nothing, as
 	// in the gateway while it cannot list the server.
 	unlisted map[string]string
+	// listErrs are the servers that could not be listed (live only).
+	listErrs map[string]error
 	offline  bool
 }
 
@@ -65,6 +67,7 @@ func (c *cli) newDecider(ctx context.Context, ws *workspace.Workspace, policy *g
 		}
 	} else {
 		served, errs := c.serverLister()(ctx, ws)
+		d.listErrs = errs
 		for id, err := range errs {
 			d.unlisted[id] = "not reached: " + err.Error()
 		}

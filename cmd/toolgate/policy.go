@@ -56,6 +56,10 @@ func runPolicyTest(ctx context.Context, c *cli, args []string) int {
 	if !ok {
 		return exitFail
 	}
+	if errs := dec.checkCaseTools(cases); len(errs) > 0 {
+		printLoadError(c, errs.Err())
+		return exitFail
+	}
 	failed := 0
 	for _, pc := range cases {
 		v := dec.snap.Decide(pc.Agent, pc.surface, pc.member, pc.Args)
@@ -88,6 +92,38 @@ func runPolicyTest(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
+// checkCaseTools refuses a case naming a tool that exists neither in a
+// pack nor in toolgate.lock, at the case's tool: with a did-you-mean; a
+// case about a typo would otherwise pass for the wrong reason. A case
+// that means it — expect: deny with reason_contains: unknown tool — is
+// kept. A server the lock does not pin is not checked (check warns of it).
+func (d *decider) checkCaseTools(cases []*policyCase) workspace.ErrorList {
+	var errs workspace.ErrorList
+	packsByID := map[string]*workspace.CommandPack{}
+	for _, p := range d.ws.CommandPacks {
+		packsByID[p.ID] = p
+	}
+	locked := d.lockedNames()
+	for _, pc := range cases {
+		var names []string
+		if p, ok := packsByID[pc.surface]; ok {
+			for _, c := range p.Commands {
+				names = append(names, c.ID)
+			}
+		} else if n, ok := locked[pc.surface]; ok {
+			names = n
+		} else {
+			continue
+		}
+		deliberate := pc.Expect == grantcheck.Deny && strings.Contains(pc.ReasonContains, "unknown tool")
+		if !slices.Contains(names, pc.member) && !deliberate {
+			errs = append(errs, workspace.Errorf(pc.toolPos, "case %q: tool %q: %q has no tool %q%s; name a tool that exists (pack commands, or the server's tools in toolgate.lock)",
+				pc.Name, pc.Tool, pc.surface, pc.member, grantcheck.Suggest(pc.member, names)))
+		}
+	}
+	return errs
+}
+
 // policyCase is one golden decision.
 type policyCase struct {
 	Name           string
@@ -97,7 +133,7 @@ type policyCase struct {
 	Expect         grantcheck.Outcome
 	ReasonContains string
 
-	pos             workspace.Pos
+	pos, toolPos    workspace.Pos
 	surface, member string
 }
 
@@ -161,7 +197,7 @@ func loadPolicyCases(path string) ([]*policyCase, error) {
 			case "agent":
 				pc.Agent = str()
 			case "tool":
-				pc.Tool = str()
+				pc.Tool, pc.toolPos = str(), at(v)
 				if pc.Tool != "" {
 					var err error
 					if pc.surface, pc.member, err = parseToolRef(pc.Tool); err != nil {
