@@ -46,11 +46,11 @@ func runCheck(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "toolgate check: %v\n", err)
 		return exitFail
 	}
+	d.warnUnlisted(c, "check")
 	if errs := grantcheck.CheckServerNames(ws, d.lockedNames()); len(errs) > 0 {
 		printLoadError(c, errs.Err())
 		return exitFail
 	}
-	d.warnUnlisted(c, "check")
 	sum := d.summary()
 	warnings := packs.CredentialProgramWarnings(ws)
 	if w, ok := unsignedAuditWarning(ws); ok {
