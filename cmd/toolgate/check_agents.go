@@ -13,17 +13,28 @@ import (
 )
 
 // lockedNames is, per proxied server in toolgate.lock, the names of its
-// pinned tools: what the workspace's tool names are checked against. Nil
-// without a lock.
+// pinned tools — and, when the servers were listed live, the names they
+// list now (a tool added since pinning is shown as not pinned, not as a
+// typo): what the workspace's tool names are checked against. Nil without
+// a lock.
 func (d *decider) lockedNames() map[string][]string {
 	if d.lock == nil {
 		return nil
 	}
 	out := map[string][]string{}
 	for _, s := range d.ws.MCPServers {
-		if pins, ok := d.lock.Surfaces[s.ID]; ok {
-			out[s.ID] = slices.Sorted(maps.Keys(pins))
+		pins, ok := d.lock.Surfaces[s.ID]
+		if !ok {
+			continue
 		}
+		names := slices.Collect(maps.Keys(pins))
+		if !d.offline {
+			for _, t := range d.tools[s.ID] {
+				names = append(names, t.Name)
+			}
+		}
+		slices.Sort(names)
+		out[s.ID] = slices.Compact(names)
 	}
 	return out
 }
