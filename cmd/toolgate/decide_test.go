@@ -91,7 +91,7 @@ func TestDecideOfflineFromLock(t *testing.T) {
 		return e, errOut
 	}
 	for _, tc := range []struct {
-		agent, tool, args   string
+		agent, tool, args    string
 		decision, approvedBy string
 	}{
 		{"reader", "memory:read_graph", `{}`, "allow", ""},
