@@ -1,6 +1,7 @@
 package grantcheck
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -91,5 +92,22 @@ func TestSuggest(t *testing.T) {
 	}
 	if Suggest("a", nil) != "" {
 		t.Error("a suggestion among no names")
+	}
+}
+
+// TestToolInfos: a listing is read as the gateway keeps it — the first of
+// a repeated name, what is not a tool left out — from listed or pinned
+// definitions alike.
+func TestToolInfos(t *testing.T) {
+	t.Parallel()
+	infos := ToolInfos([]json.RawMessage{
+		json.RawMessage(`{"name":"a","description":"first","annotations":{"readOnlyHint":true}}`),
+		json.RawMessage(`{"name":"a","description":"second"}`),
+		json.RawMessage(`{"description":"no name"}`),
+		json.RawMessage(`[1]`),
+		json.RawMessage(`{"name":"b","inputSchema":{"type":"object"}}`),
+	})
+	if len(infos) != 2 || infos[0].Description != "first" || infos[0].ReadOnlyHint == nil || !*infos[0].ReadOnlyHint || string(infos[1].InputSchema) != `{"type":"object"}` {
+		t.Fatalf("%+v", infos)
 	}
 }
