@@ -35,19 +35,7 @@ agents:
 // as the gateway and the CLI build it.
 func decideSnapshot(t *testing.T, tools []string) *Snapshot {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "toolgate.yaml")
-	if err := os.WriteFile(path, []byte(decideWS), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := grantcheck.Compile(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, policy := compileWorkspace(t, t.TempDir(), decideWS)
 	snap, err := NewSnapshot(ws, policy)
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +50,24 @@ func decideSnapshot(t *testing.T, tools []string) *Snapshot {
 		t.Fatal(refused)
 	}
 	return snap
+}
+
+// compileWorkspace writes yaml as dir's workspace, loads and compiles it.
+func compileWorkspace(t *testing.T, dir, yaml string) (*workspace.Workspace, *grantcheck.Policy) {
+	t.Helper()
+	path := filepath.Join(dir, "toolgate.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := grantcheck.Compile(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, policy
 }
 
 var decideTools = []string{

@@ -55,14 +55,6 @@ func parseTool(raw json.RawMessage, prev *toolEntry) (toolEntry, bool) {
 	return e, true
 }
 
-// ToolInfoOf reads one tool of a tools/list result as the gateway does
-// (name, description, input schema, readOnlyHint); false when it has no
-// name or is not a JSON object. `toolgate init` proposes effects from it.
-func ToolInfoOf(raw json.RawMessage) (grantcheck.ToolInfo, bool) {
-	e, ok := parseToolInfo(raw)
-	return e.info, ok
-}
-
 func parseToolInfo(raw json.RawMessage) (toolEntry, bool) {
 	info, ok := grantcheck.ParseToolInfo(raw)
 	if !ok {
