@@ -19,7 +19,7 @@ import (
 // `test`, which checks golden decision cases so a grant change that alters
 // a decision fails CI instead of surprising an operator.
 func runPolicy(ctx context.Context, c *cli, args []string) int {
-	const usage = "Usage: toolgate policy test [-w FILE] [-v] CASES.yaml\n\nRuns golden decision cases against a workspace.\n"
+	const usage = "Usage: toolgate policy test [-w FILE] [-v] [--offline] CASES.yaml\n\nRuns golden decision cases against a workspace, decided as the gateway decides\n(--offline: the servers' tools from toolgate.lock, nothing contacted).\n"
 	if len(args) == 0 {
 		fmt.Fprint(c.stderr, usage)
 		return exitUsage
