@@ -68,7 +68,19 @@ func (g *Gateway) callTool(ctx context.Context, agent, surface string, id, param
 		req.TraceID = tracing.TraceID(ctx)
 	}
 	res := g.pipe.Call(ctx, req)
+	if res.Denied {
+		if s, ok := hold.(denialShaper); ok {
+			res.JSON = s.shapeDenial(res.JSON)
+		}
+	}
 	return res.JSON, res.RPCError
+}
+
+// denialShaper is implemented by a Holder whose client reads more than the
+// result of a refusal: a 2026-07-28 client that declared the tool-approval
+// extension (tasks_approval.go).
+type denialShaper interface {
+	shapeDenial(result []byte) []byte
 }
 
 // toolNameOf reads params.name as far as it can, for auditing a call that
