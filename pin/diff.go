@@ -126,11 +126,21 @@ func encode(v any, present bool) string {
 	return string(b)
 }
 
-// DiffSummary is the changed paths in one line, for an audit reason.
+// maxSummarized bounds the changes one audit reason spells out; the rest
+// are counted (`toolgate pin --diff` shows them all).
+const maxSummarized = 20
+
+// DiffSummary is the changes in one line, for an audit reason: at most
+// maxSummarized of them, each value clipped, so a hostile definition
+// cannot make one event huge.
 func DiffSummary(changes []Change) string {
-	parts := make([]string, len(changes))
+	parts := make([]string, 0, min(len(changes), maxSummarized)+1)
 	for i, c := range changes {
-		parts[i] = c.String()
+		if i == maxSummarized {
+			parts = append(parts, fmt.Sprintf("and %d more (`toolgate pin --diff` shows them)", len(changes)-maxSummarized))
+			break
+		}
+		parts = append(parts, c.String())
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,6 +1,7 @@
 package pin
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,15 @@ func TestDiff(t *testing.T) {
 	}
 	if s := DiffSummary(got[:2]); !strings.Contains(s, "annotations: ") || !strings.Contains(s, "; description: ") {
 		t.Fatalf("summary %q", s)
+	}
+	// A hostile definition with a thousand changed fields: the summary
+	// stays bounded.
+	var many []Change
+	for i := range 1000 {
+		many = append(many, Change{Path: fmt.Sprintf("inputSchema.properties.p%d", i), New: `"` + strings.Repeat("x", 1000) + `"`})
+	}
+	if s := DiffSummary(many); len(s) > 5000 || !strings.HasSuffix(s, "and 980 more (`toolgate pin --diff` shows them)") {
+		t.Fatalf("summary of 1000 changes: %d bytes, ends %q", len(s), s[len(s)-60:])
 	}
 }
 

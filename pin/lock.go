@@ -29,8 +29,9 @@ const Version = 2
 // versionDigestsOnly is the first format: per tool, its digest alone.
 const versionDigestsOnly = 1
 
-// MaxFileBytes bounds the lock file read: far above any real one (about
-// 100 bytes a tool), small enough that a hostile one costs little.
+// MaxFileBytes bounds the lock file read: far above any real one (a tool's
+// definition is a few kilobytes), small enough that a hostile one costs
+// little.
 const MaxFileBytes = 8 << 20
 
 var surfaceRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -226,7 +227,7 @@ func Read(path string) (*Lock, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(b) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes; a lock file is about 100 bytes a tool — regenerate it with `toolgate pin --update`", path, MaxFileBytes)
+		return nil, fmt.Errorf("%s: larger than %d bytes; a lock file is a few kilobytes a tool — regenerate it with `toolgate pin --update`", path, MaxFileBytes)
 	}
 	return Parse(path, b)
 }
