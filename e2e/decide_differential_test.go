@@ -210,6 +210,39 @@ func connectOrRefused(t *testing.T, url, token string) *rawSession {
 	return s
 }
 
+// explainAll decides each case with `toolgate explain --format json` (and
+// extra flags), four at a time: the decision and reason of each, or an
+// error text when explain failed or wrote to stderr.
+func explainAll(t *testing.T, dir, ws string, cases []decideCase, extra ...string) (decisions, reasons []string) {
+	decisions, reasons = make([]string, len(cases)), make([]string, len(cases))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c := cases[i]
+				args, _ := json.Marshal(c.args)
+				argv := append([]string{"explain", "-w", ws, "--agent", c.agent, "--tool", c.surface + ":" + c.tool, "--args", string(args), "--format", "json"}, extra...)
+				r := toolgate(t, dir, nil, argv...)
+				var out struct{ Decision, Reason string }
+				if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil || strings.Contains(r.stderr, "toolgate explain:") {
+					decisions[i] = fmt.Sprintf("error: exit %d %s %s", r.code, r.stdout, r.stderr)
+					continue
+				}
+				decisions[i], reasons[i] = out.Decision, out.Reason
+			}
+		}()
+	}
+	for i := range cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return decisions, reasons
+}
+
 // TestDecideOfflineEqualsDaemon is the differential test of one decision:
 // 1,000 generated (agent, tool, arguments) calls over a workspace with a
 // pack and two proxied stdio servers (server-memory), pinned with
@@ -257,32 +290,19 @@ func TestDecideOfflineEqualsDaemon(t *testing.T) {
 	}
 
 	// explain --offline, four at a time; nothing is contacted.
-	offline := make([]string, len(cases))
-	reasons := make([]string, len(cases))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				c := cases[i]
-				args, _ := json.Marshal(c.args)
-				r := toolgate(t, dir, nil, "explain", "--offline", "-w", ws, "--agent", c.agent, "--tool", c.surface+":"+c.tool, "--args", string(args), "--format", "json")
-				var out struct{ Decision, Reason string }
-				if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil || r.stderr != "" {
-					offline[i] = fmt.Sprintf("error: exit %d %s %s", r.code, r.stdout, r.stderr)
-					continue
-				}
-				offline[i], reasons[i] = out.Decision, out.Reason
-			}
-		}()
+	offline, reasons := explainAll(t, dir, ws, cases, "--offline")
+	// Every 50th case again without --offline: the servers are listed
+	// live, as serve lists them, and the decision is the same.
+	var sample []decideCase
+	for i := 0; i < len(cases); i += 50 {
+		sample = append(sample, cases[i])
 	}
-	for i := range cases {
-		next <- i
+	live, _ := explainAll(t, dir, ws, sample)
+	for j, got := range live {
+		if want := daemon[j*50]; got != want {
+			t.Errorf("case %d %s: daemon %s, explain (live) %s", j*50, sample[j], want, got)
+		}
 	}
-	close(next)
-	wg.Wait()
 
 	counts := map[string]int{}
 	disagree := 0
