@@ -119,6 +119,9 @@ type AgentTool struct {
 	// Refusal says why a granted tool is refused past the policy (its
 	// definition is not the pinned one); "" otherwise.
 	Refusal string `json:"refusal,omitempty"`
+	// ApprovedBy are the approval rules that may approve its calls without
+	// a human (within their argument bounds).
+	ApprovedBy []string `json:"approved_by,omitempty"`
 }
 
 // Summary describes every surface and agent, in workspace order.

@@ -211,6 +211,9 @@ func printSummary(c *cli, ws *workspace.Workspace, sum grantcheck.Summary) {
 			if t.Decision == grantcheck.Deny {
 				why = denyWhy(t)
 			}
+			if len(t.ApprovedBy) > 0 {
+				why += "; " + strings.Join(t.ApprovedBy, ", ") + " of approvals.rules may approve it without a human"
+			}
 			fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", t.Tool, t.Effects, t.Tier, t.Decision, why)
 		}
 		for _, u := range a.Unenumerated {

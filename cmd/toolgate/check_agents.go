@@ -66,9 +66,14 @@ func (d *decider) summary() grantcheck.Summary {
 	for i := range sum.Agents {
 		for j, t := range sum.Agents[i].Tools {
 			surface, member, _ := strings.Cut(t.Tool, ":")
+			tool := &sum.Agents[i].Tools[j]
 			if err := d.snap.PinRefusal(surface, member); err != nil {
-				sum.Agents[i].Tools[j].Decision = grantcheck.Deny
-				sum.Agents[i].Tools[j].Refusal = "its definition is not the pinned one (`toolgate pin --diff` shows what changed)"
+				tool.Decision = grantcheck.Deny
+				tool.Refusal = "its definition is not the pinned one (`toolgate pin --diff` shows what changed)"
+			}
+			// Approval rules never approve a strict call or a read.
+			if tool.Decision == grantcheck.Approval && t.Tier == workspace.TierCautious && t.Effects == workspace.EffectWrite {
+				tool.ApprovedBy = d.snap.Rules.Naming(sum.Agents[i].ID, surface, member)
 			}
 		}
 	}

@@ -136,7 +136,8 @@ func TestDecideOfflineFromLock(t *testing.T) {
 
 	code, out, errOut := runDecideCLI(nil, "check", "--offline", "-w", ws)
 	if code != exitOK || !strings.Contains(out, "memory:create_entities  write  cautious  approval  via server:memory") ||
-		!strings.Contains(errOut, `agent "reader": server:memory covers 1 write(s): memory:create_entities`) {
+		!strings.Contains(errOut, `agent "reader": server:memory covers 1 write(s): memory:create_entities`) ||
+		!strings.Contains(out, "memory:create_entities  write  cautious  approval  via tool:memory:create_entities; rule:1 of approvals.rules may approve it without a human") {
 		t.Errorf("check --offline: %d\n%s%s", code, out, errOut)
 	}
 }
