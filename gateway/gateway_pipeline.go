@@ -25,10 +25,9 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 	if err != nil {
 		return err
 	}
-	if rev.lock, err = g.initialLock(); err != nil {
+	if rev.snap.Lock, err = g.initialLock(); err != nil {
 		return err
 	}
-	rev.snap.Lock = rev.lock
 	key, err := g.store.Secret(ctx, requestStateSecret)
 	if err != nil {
 		return fmt.Errorf("the shared store's requestState key: %w", err)

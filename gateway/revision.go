@@ -25,9 +25,8 @@ type revision struct {
 	// its pack surfaces (buildSurfaces).
 	ws       *workspace.Workspace
 	surfaces map[string]*surface
-	// lock is toolgate.lock in force (nil: no pinning) and packPins the
-	// digests of this workspace's pack commands (revision_pins.go).
-	lock     *pin.Lock
+	// packPins are the digests of this workspace's pack commands
+	// (revision_pins.go); the lock in force is the snapshot's Lock.
 	packPins map[string]map[string]pin.Digest
 }
 
@@ -80,12 +79,13 @@ func (g *Gateway) liveDigest(packPins map[string]map[string]pin.Digest) func(sur
 	}
 }
 
-// withLock is a revision like old deciding with lock l: the snapshot is
-// copied so that its Lock is the revision's.
+// withLock is a revision with old's workspace, surfaces and pack pins,
+// deciding with (a copy of) snap under lock l — the lock in force is the
+// snapshot's, so the listing filter and the decision read the same one.
 func withLock(old *revision, snap callpipe.Snapshot, l *pin.Lock) *revision {
 	snap.Lock = l
 	next := newRevision(&snap)
-	next.ws, next.surfaces, next.packPins, next.lock = old.ws, old.surfaces, old.packPins, l
+	next.ws, next.surfaces, next.packPins = old.ws, old.surfaces, old.packPins
 	return next
 }
 
@@ -114,7 +114,7 @@ func (g *Gateway) withPolicy(update func(*grantcheck.Policy) (*grantcheck.Policy
 		}
 		snap := *old.snap
 		snap.Policy = np
-		if g.swapRevision(old, withLock(old, snap, old.lock)) {
+		if g.swapRevision(old, withLock(old, snap, old.snap.Lock)) {
 			return nil
 		}
 	}

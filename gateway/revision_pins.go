@@ -100,7 +100,7 @@ func (g *Gateway) checkLock(force bool) {
 	}
 	p.err = ""
 	p.mu.Unlock()
-	old := g.rev.Load().lock
+	old := g.rev.Load().snap.Lock
 	if sameLock(old, l) {
 		return
 	}
@@ -170,7 +170,7 @@ func packPins(ws *workspace.Workspace) (map[string]map[string]pin.Digest, error)
 // under rev, and the refusal when it may not (pin.Lock.Refusal, the one
 // text the offline commands show too).
 func (rev *revision) pinned(surface, tool string, live pin.Digest) (bool, error) {
-	if err := rev.lock.Refusal(surface, tool, live); err != nil {
+	if err := rev.snap.Lock.Refusal(surface, tool, live); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -16,18 +16,18 @@ import (
 // so far. Sorted by surface and tool.
 func (g *Gateway) unpinned() []PinStatus {
 	rev := g.rev.Load()
-	if rev.lock == nil {
+	if rev.snap.Lock == nil {
 		return nil
 	}
 	var out []PinStatus
 	add := func(provider callpipe.Provider, surface, tool string, live pin.Digest, def func() json.RawMessage) {
-		st := rev.lock.Check(surface, tool, live)
+		st := rev.snap.Lock.Check(surface, tool, live)
 		if st == pin.StatusPinned {
 			return
 		}
-		old, _ := rev.lock.Pinned(surface, tool)
+		old, _ := rev.snap.Lock.Pinned(surface, tool)
 		u := PinStatus{Provider: string(provider), Surface: surface, Tool: tool, Status: string(st), Pinned: string(old), Live: string(live)}
-		if pinnedDef, ok := rev.lock.Definition(surface, tool); ok || st == pin.StatusNew {
+		if pinnedDef, ok := rev.snap.Lock.Definition(surface, tool); ok || st == pin.StatusNew {
 			if liveDef := def(); liveDef != nil {
 				u.Changes = pin.Diff(pinnedDef, liveDef)
 			}
@@ -99,7 +99,7 @@ func (g *Gateway) reportPins() {
 		ev := callpipe.NewEvent("", callpipe.Provider(u.Provider), "pin", u.Surface, u.Tool)
 		ev.Decision = u.Status
 		ev.Revision = rev.ws.Revision
-		ev.Reason = rev.lock.Refusal(u.Surface, u.Tool, pin.Digest(u.Live)).Error()
+		ev.Reason = rev.snap.Lock.Refusal(u.Surface, u.Tool, pin.Digest(u.Live)).Error()
 		if len(u.Changes) > 0 {
 			// What changed, field by field, so the audit shows the rug
 			// pull itself and not only two digests.
@@ -152,10 +152,10 @@ type PinsStatus struct {
 func (g *Gateway) pinsStatus() PinsStatus {
 	rev := g.rev.Load()
 	g.pins.mu.Lock()
-	st := PinsStatus{Lock: g.pins.path, Present: rev.lock != nil, Error: g.pins.err}
+	st := PinsStatus{Lock: g.pins.path, Present: rev.snap.Lock != nil, Error: g.pins.err}
 	g.pins.mu.Unlock()
-	if rev.lock != nil {
-		st.Pinned = lockLen(rev.lock)
+	if rev.snap.Lock != nil {
+		st.Pinned = lockLen(rev.snap.Lock)
 	}
 	if st.Unpinned = g.unpinned(); st.Unpinned == nil {
 		st.Unpinned = []PinStatus{}

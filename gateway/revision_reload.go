@@ -185,7 +185,7 @@ func (g *Gateway) installRevision(next *revision) {
 		old := g.rev.Load()
 		snap := *next.snap
 		snap.Policy = g.withListings(base)
-		if g.swapRevision(old, withLock(next, snap, old.lock)) {
+		if g.swapRevision(old, withLock(next, snap, old.snap.Lock)) {
 			return
 		}
 	}
