@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/tiers"
 )
@@ -63,6 +64,11 @@ type Snapshot struct {
 	// from where the call is held (e.g. "`toolgate approvals -w WS approve
 	// ID`"); nil uses the plain CLI command.
 	ApproveHint func(id string) string
+	// Lock is toolgate.lock in force (nil: definitions are not pinned) and
+	// Live the digest of a tool's definition as it is served now ("" when
+	// unknown); a tool whose live digest is not its pin is refused.
+	Lock *pin.Lock
+	Live func(surface, member string) pin.Digest
 }
 
 // Request is one tools/call on its way through the pipeline.

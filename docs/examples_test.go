@@ -13,7 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/toolgate/toolgate/approvals"
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -36,16 +36,16 @@ import (
 //	                  are not compiled, since the surfaces they name are
 //	                  declared elsewhere.
 //	```yaml cases     a `toolgate policy test` cases file (the keys that
-//	                  command reads): each case is decided by grantcheck's
-//	                  Decide, the decision `toolgate explain` and `policy
-//	                  test` make, against the nearest whole workspace above
-//	                  it in the same document, and must get the outcome it
+//	                  command reads): each case is decided by the
+//	                  pipeline's decision (callpipe.Snapshot.Decide, which
+//	                  `toolgate explain` and `policy test` make too),
+//	                  against the nearest whole workspace above it in the
+//	                  same document, and must get the tier's outcome it
 //	                  expects, with a reason containing reason_contains.
 //	```yaml approval-cases
-//	                  the same keys, decided as the call pipeline decides
-//	                  (callpipe): grantcheck's Decide, then, for a call it
-//	                  sends to approval, the workspace's approval rules
-//	                  (approvals.Rules.Match); expect is allow, deny,
+//	                  the same keys and decision, with the rule that
+//	                  approves a call the tier sends to approval shown as
+//	                  such; expect is allow, deny,
 //	                  approval (a person must approve) or rule:N (approved
 //	                  by the Nth rule, without a person).
 //
@@ -208,11 +208,11 @@ func checkExamples(dir string, exs []example) []string {
 	return problems
 }
 
-// compiled is a whole workspace as the pipeline decides with it.
+// compiled is a whole workspace as the pipeline decides with it: the
+// snapshot callpipe.NewSnapshot builds, as the gateway builds it.
 type compiled struct {
-	ws     *workspace.Workspace
-	policy *grantcheck.Policy
-	rules  *approvals.Rules
+	ws   *workspace.Workspace
+	snap *callpipe.Snapshot
 }
 
 // loadWhole loads a whole workspace from a directory of its own and
@@ -237,11 +237,11 @@ func loadWhole(dir, name, text string) (*compiled, []string) {
 	if err != nil {
 		return nil, at("grants do not compile", err)
 	}
-	rules, err := approvals.CompileRules(policy, ws)
+	snap, err := callpipe.NewSnapshot(ws, policy)
 	if err != nil {
 		return nil, at("approval rules do not compile", err)
 	}
-	return &compiled{ws, policy, rules}, nil
+	return &compiled{ws, snap}, nil
 }
 
 // loadFragment loads a top-level part of a workspace, wrapped as one.
@@ -289,10 +289,12 @@ func decideCases(name string, ws *compiled, withRules bool, text string) []strin
 		if args == nil {
 			args = map[string]any{}
 		}
-		d := ws.policy.Decide(c.Agent, surface, member, args)
+		// The pipeline's one decision (callpipe.Snapshot.Decide); a cases
+		// block shows the tier's outcome, an approval-cases block the rule.
+		d := ws.snap.Decide(c.Agent, surface, member, args)
 		got := string(d.Outcome)
-		if by, ok := ws.rules.Match(ws.policy, d, c.Agent, surface, member, args); withRules && ok {
-			got = by
+		if withRules && d.ApprovedBy != "" {
+			got = d.ApprovedBy
 		}
 		if got != c.Expect || !strings.Contains(d.Reason, c.ReasonContains) {
 			problems = append(problems, fmt.Sprintf("%s: case %q: the document says %s (reason containing %q), toolgate decides %s at the %s stage: %s",

@@ -51,7 +51,7 @@ func TestPacksWorkedExample(t *testing.T) {
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	ws, policy := c.ws, c.policy
+	ws, policy := c.ws, c.snap.Policy
 	runner := packs.NewRunner(nil, os.Getenv)
 	defer runner.Close()
 	runner.BaseDir = dir

@@ -25,7 +25,7 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 	if err != nil {
 		return err
 	}
-	if rev.lock, err = g.initialLock(); err != nil {
+	if rev.snap.Lock, err = g.initialLock(); err != nil {
 		return err
 	}
 	key, err := g.store.Secret(ctx, requestStateSecret)

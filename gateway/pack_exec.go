@@ -54,11 +54,6 @@ func (x packExecutor) Prepare(ctx context.Context, call *callpipe.Call) (callpip
 		// Decide only allows declared commands; keep the refusal uniform.
 		return nil, errors.New(grantcheck.UnknownToolReason(x.s.pack.ID, call.Name))
 	}
-	if rev := x.g.rev.Load(); rev.lock != nil {
-		if ok, err := rev.pinned(x.s.pack.ID, cmd.ID, rev.packPins[x.s.pack.ID][cmd.ID]); !ok {
-			return nil, err
-		}
-	}
 	// path_within arguments are opened beneath their roots by the runner
 	// and reach the command as /dev/fd/N.
 	inv, err := x.g.runner.PrepareBound(x.s.pack, cmd, call.Args, x.g.Policy().PathRoots(x.agent, x.s.pack.ID, call.Name))

@@ -3,7 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"maps"
+
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 )
 
@@ -191,9 +192,7 @@ func (g *Gateway) installRevision(next *revision) {
 		old := g.rev.Load()
 		snap := *next.snap
 		snap.Policy = g.withListings(base)
-		rev := newRevision(&snap)
-		rev.ws, rev.surfaces, rev.packPins, rev.lock = next.ws, next.surfaces, next.packPins, old.lock
-		if g.swapRevision(old, rev) {
+		if g.swapRevision(old, withLock(next, snap, old.snap.Lock)) {
 			return
 		}
 	}
@@ -205,22 +204,19 @@ func (g *Gateway) withListings(policy *grantcheck.Policy) *grantcheck.Policy {
 	if g.proxy == nil {
 		return policy
 	}
-	for _, id := range slices.Sorted(maps.Keys(g.proxy.servers)) {
-		ps := g.proxy.servers[id]
+	listings := map[string][]grantcheck.ToolInfo{}
+	for id, ps := range g.proxy.servers {
 		ps.mu.Lock()
-		listed := ps.listed
-		infos := make([]grantcheck.ToolInfo, len(ps.tools))
-		for i, e := range ps.tools {
-			infos[i] = e.info
+		if ps.listed {
+			infos := make([]grantcheck.ToolInfo, len(ps.tools))
+			for i, e := range ps.tools {
+				infos[i] = e.info
+			}
+			listings[id] = infos
 		}
 		ps.mu.Unlock()
-		if !listed {
-			continue
-		}
-		if np, err := policy.WithServerTools(id, infos); err == nil {
-			policy = np
-		}
 	}
+	policy, _ = callpipe.WithListings(policy, listings) // a refused listing was logged when it arrived
 	return policy
 }
 

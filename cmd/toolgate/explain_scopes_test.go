@@ -39,7 +39,7 @@ func TestExplainScopes(t *testing.T) {
 	}{
 		{"declared scopes", []string{"--tool", "notes:write"}, []string{"3 scopes       pass", "decision: allow"}},
 		{"token grants read", []string{"--tool", "notes:read", "--scopes", "notes:read"}, []string{
-			"3 scopes       pass  requires notes:read; the access token grants notes:read", "decision: allow"}},
+			"3 scopes       pass     requires notes:read; the access token grants notes:read", "decision: allow"}},
 		{"token lacks write", []string{"--tool", "notes:write", "--scopes", " notes:read ,other"}, []string{
 			"3 scopes       fail", "4 schema       skipped", "6 tier         skipped", "decision: deny",
 			"reason:   missing scopes: notes:write (the tool requires notes:read, notes:write; the access token grants notes:read, other)",
