@@ -16,12 +16,12 @@ import (
 const benchToken = "bench-token-0123456789"
 
 // workspaceYAML is the bench workspace: the echo server over HTTP and over
-// stdio, a one-command pack, one agent granted all three; fsync as asked,
+// stdio, the bench pack (packCommands), one agent granted all three; fsync as asked,
 // sessions raised for the idle-session measurement (0 leaves the line
 // out, for a toolgate older than the session caps). Tiers are the
 // defaults (cautious): echo is declared read, so calls are allowed
 // without approval but still fully decided and audited.
-func workspaceYAML(echoURL string, stdioArgv []string, fsync string, sessions int) string {
+func workspaceYAML(echoURL string, stdioArgv []string, files, fsync string, sessions int) string {
 	q := make([]string, len(stdioArgv))
 	for i, a := range stdioArgv {
 		q[i] = fmt.Sprintf("%q", a)
@@ -43,16 +43,11 @@ mcp_servers:
 command_packs:
   - id: bench
     commands:
-      - id: echo
-        description: Prints its text argument.
-        argv: [echo, "{text}"]
-        inputs: {type: object, properties: {text: {type: string}}, required: [text]}
-        effects: read
-agents:
+%sagents:
   - id: bench
     token: {env: BENCH_TOKEN}
-    grants: [tool:echohttp:echo, tool:echostdio:echo, tool:bench:echo]
-`, fsync, limits, echoURL, strings.Join(q, ", "))
+    grants: [tool:echohttp:echo, tool:echostdio:echo, pack:bench]
+`, fsync, limits, echoURL, strings.Join(q, ", "), packYAML(files))
 }
 
 // gate is one running toolgate daemon.

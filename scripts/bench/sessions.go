@@ -16,12 +16,15 @@ type idleResult struct {
 }
 
 // idleSessions opens n session-era MCP sessions (initialize, then
-// notifications/initialized; no GET stream, no call) on surface of g and
+// notifications/initialized; no GET stream, no call) at url, served by g, and
 // leaves them open, then reads toolgate's RSS. The sessions are kept until
 // toolgate stops.
-func idleSessions(g *gate, surface string, n int) idleResult {
+//
+// A stateless server (TBXark/mcp-proxy's: stateless is true) issues no
+// session id; it keeps nothing per client, and the figure says so.
+func idleSessions(g *gate, url string, n int, stateless bool) idleResult {
 	hc := &http.Client{Timeout: callTimeout}
-	url := g.base + "/mcp/" + surface
+	surface := url
 	post := func(sid, body string) (string, error) {
 		req, err := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
 		if err != nil {
@@ -47,7 +50,7 @@ func idleSessions(g *gate, surface string, n int) idleResult {
 	}
 	open := func(i int) {
 		sid, err := post("", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"bench-idle","version":"1"}}}`, i, eraSession))
-		if err != nil || sid == "" {
+		if err != nil || (sid == "" && !stateless) {
 			fatalf("idle session %d on %s: %v (no session id: %v)", i, surface, err, sid == "")
 		}
 		if _, err := post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
