@@ -21,7 +21,9 @@ const benchToken = "bench-token-0123456789"
 // out, for a toolgate older than the session caps). Tiers are the
 // defaults (cautious): echo is declared read, so calls are allowed
 // without approval but still fully decided and audited.
-func workspaceYAML(echoURL string, stdioArgv []string, files, fsync string, sessions int) string {
+//
+// metricsOpen serves /metrics without a token (the idle runs' -idle-detail).
+func workspaceYAML(echoURL string, stdioArgv []string, files, fsync string, sessions int, metricsOpen bool) string {
 	q := make([]string, len(stdioArgv))
 	for i, a := range stdioArgv {
 		q[i] = fmt.Sprintf("%q", a)
@@ -29,6 +31,9 @@ func workspaceYAML(echoURL string, stdioArgv []string, files, fsync string, sess
 	limits := ""
 	if sessions > 0 {
 		limits = fmt.Sprintf("\n  sessions: {max_per_agent: %d}", sessions)
+	}
+	if metricsOpen {
+		limits += "\n  metrics: {open: true}"
 	}
 	return fmt.Sprintf(`version: 1
 gateway:

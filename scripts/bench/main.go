@@ -64,6 +64,7 @@ func main() {
 	profile := flag.String("profile", "", "write a CPU profile of toolgate under load to this file")
 	baseline := flag.String("baseline", "", "a second toolgate binary (say, main's) measured in the same interleaved rounds, for before/after ratios")
 	tbxark := flag.String("tbxark", "", "a TBXark/mcp-proxy binary measured in the same rounds (an ungoverned proxy, for comparison)")
+	idleDetail := flag.Bool("idle-detail", false, "open toolgate's /metrics in the idle-session runs and report its goroutines, heap and stacks")
 	starts := flag.Int("starts", 40, "process starts per program for the start-time comparison (0: skip)")
 	var gateEnv envList
 	flag.Var(&gateEnv, "toolgate-env", "KEY=VALUE added to toolgate's environment (repeatable; e.g. GODEBUG, GOGC)")
@@ -115,7 +116,7 @@ func main() {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 128 // every worker keeps its connection
-	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv, baseBin: *baseline, tbxBin: *tbxark}
+	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv, baseBin: *baseline, tbxBin: *tbxark, idleDetail: *idleDetail}
 	b.files = writeFiles(filepath.Join(tmp, "files"))
 	b.fsync1 = measureFsync(tmp, 200)
 	echo, url := startEchoHTTP(self)
@@ -157,6 +158,8 @@ type bench struct {
 	tbxRSS  int64
 	// files holds the inputs of the pack commands (cat, jq).
 	files string
+	// idleDetail opens /metrics (metricsOpen) for the idle-session runs.
+	idleDetail, metricsOpen bool
 	// fsync1 is one fsync of the audit's disk (p50; measureFsync).
 	fsync1 time.Duration
 }
@@ -199,7 +202,7 @@ func (b *bench) writeWorkspace(dir string, sessions int) string {
 		fatalf("%v", err)
 	}
 	ws := filepath.Join(dir, "toolgate.yaml")
-	y := workspaceYAML(b.echoURL, []string{b.self, "-role", "echo-stdio"}, b.files, b.fsync, sessions)
+	y := workspaceYAML(b.echoURL, []string{b.self, "-role", "echo-stdio"}, b.files, b.fsync, sessions, b.metricsOpen)
 	if err := os.WriteFile(ws, []byte(y), 0o600); err != nil {
 		fatalf("%v", err)
 	}

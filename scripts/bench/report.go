@@ -165,13 +165,18 @@ func (b *bench) idle(n int) {
 			g = startToolgate(t.bin, b.baselineWorkspace(filepath.Join(b.tmp, "idle-base-"+t.surface)), b.gateEnv...)
 			url = g.base + "/mcp/" + t.surface
 		default:
+			b.metricsOpen = b.idleDetail
 			g = startToolgate(t.bin, b.writeWorkspace(filepath.Join(b.tmp, "idle-"+t.surface), n+16), b.gateEnv...)
+			b.metricsOpen = false
 			url = g.base + "/mcp/" + t.surface
 		}
 		r := idleSessions(g, url, n, t.name == "TBXark")
 		g.stop()
 		what := fmt.Sprintf("%s RSS, MB, %d sessions on %s", t.name, n, t.surface)
 		note := fmt.Sprintf("%.1f MB with one session; %.1f KB per session", float64(r.beforeKB)/1024, float64(r.afterKB-r.beforeKB)/float64(n))
+		if r.runtime != "" {
+			note += "; " + r.runtime
+		}
 		if t.name == "TBXark" {
 			note += "; stateless: it keeps no session"
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -13,6 +15,9 @@ type idleResult struct {
 	surface           string
 	sessions          int
 	beforeKB, afterKB int64
+	// runtime is the Go runtime's gauges with the sessions open
+	// (-idle-detail), or "".
+	runtime string
 }
 
 // idleSessions opens n session-era MCP sessions (initialize, then
@@ -64,7 +69,36 @@ func idleSessions(g *gate, url string, n int, stateless bool) idleResult {
 		open(i)
 	}
 	settle()
-	return idleResult{surface: surface, sessions: n, beforeKB: before, afterKB: rssKB(g.pid)}
+	return idleResult{surface: surface, sessions: n, beforeKB: before, afterKB: rssKB(g.pid), runtime: goRuntime(g)}
+}
+
+// goRuntime reads the Go runtime's gauges from g's open /metrics
+// (-idle-detail): goroutines, heap in use and stacks in use; "" when
+// there are none.
+func goRuntime(g *gate) string {
+	res, err := http.Get(g.base + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return ""
+	}
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	var out []string
+	for _, l := range strings.Split(string(body), "\n") {
+		for _, m := range []string{"go_goroutines ", "go_memstats_heap_inuse_bytes ", "go_memstats_stack_inuse_bytes "} {
+			if v, ok := strings.CutPrefix(l, m); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				if m == "go_goroutines " {
+					out = append(out, fmt.Sprintf("%.0f goroutines", f))
+				} else {
+					out = append(out, fmt.Sprintf("%s %.1f MB", strings.TrimSuffix(strings.TrimPrefix(m, "go_memstats_"), "_bytes "), f/(1<<20)))
+				}
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // settle gives the gateway's background work (a downstream probe, the
