@@ -212,8 +212,8 @@ func (b *bench) writeWorkspace(dir string, sessions int) string {
 // baselineWorkspace is the bench workspace for the baseline binary: as
 // toolgate's, or without the session caps if the baseline predates them
 // (it then has none).
-func (b *bench) baselineWorkspace(dir string) string {
-	ws := b.writeWorkspace(dir, 64)
+func (b *bench) baselineWorkspace(dir string, sessions int) string {
+	ws := b.writeWorkspace(dir, sessions)
 	out, err := exec.Command(b.baseBin, "check", "-w", ws).CombinedOutput()
 	if err != nil && bytes.Contains(out, []byte(`unknown field "sessions"`)) {
 		return b.writeWorkspace(dir, 0)
@@ -226,7 +226,7 @@ func (b *bench) run(eras []string, rounds int) {
 	b.gate = startToolgate(b.bin, ws, b.gateEnv...)
 	defer b.gate.stop()
 	if b.baseBin != "" {
-		b.baseGate = startToolgate(b.baseBin, b.baselineWorkspace(filepath.Join(b.tmp, "baseline")), b.gateEnv...)
+		b.baseGate = startToolgate(b.baseBin, b.baselineWorkspace(filepath.Join(b.tmp, "baseline"), 64), b.gateEnv...)
 		defer b.baseGate.stop()
 	}
 	if b.tbxBin != "" {

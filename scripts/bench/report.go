@@ -162,7 +162,7 @@ func (b *bench) idle(n int) {
 			g = b.startTBXark(t.bin)
 			url = tbxarkRoute(g, t.surface)
 		case t.name == "baseline":
-			g = startToolgate(t.bin, b.baselineWorkspace(filepath.Join(b.tmp, "idle-base-"+t.surface)), b.gateEnv...)
+			g = startToolgate(t.bin, b.baselineWorkspace(filepath.Join(b.tmp, "idle-base-"+t.surface), n+16), b.gateEnv...)
 			url = g.base + "/mcp/" + t.surface
 		default:
 			b.metricsOpen = b.idleDetail

@@ -83,7 +83,7 @@ func (b *bench) starts(n int) {
 		{"toolgate stdio instance", func() error { return stdioStart(b.bin, ws) }},
 	}
 	if b.baseBin != "" {
-		bws := b.baselineWorkspace(filepath.Join(b.tmp, "starts-base"))
+		bws := b.baselineWorkspace(filepath.Join(b.tmp, "starts-base"), 64)
 		list = append(list,
 			starter{"baseline version", func() error { return runQuiet(b.baseBin, "version") }},
 			starter{"baseline stdio instance", func() error { return stdioStart(b.baseBin, bws) }})
