@@ -9,6 +9,19 @@ import (
 	"time"
 )
 
+// openSynced opens a fresh log with Fsync in a test's directory, closed
+// when the test ends, and returns it and its path.
+func openSynced(t *testing.T) (*Log, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, Options{Fsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, path
+}
+
 // unsynced reports whether l holds lines written but not yet synced.
 func (l *Log) unsynced() bool {
 	l.dmu.Lock()
@@ -22,12 +35,7 @@ func (l *Log) unsynced() bool {
 // deferred sync's within DeferredSyncWithin, and Close syncs what is left.
 func TestAppendDeferred(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path, Options{Fsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l, path := openSynced(t)
 	if err := l.Append(&Event{Agent: "a", Decision: "allow", Action: "command:p:c"}); err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +101,7 @@ func TestAppendDeferred(t *testing.T) {
 // unnoticed; the commit after it works again.
 func TestDeferredSyncFailureFailsNextCommit(t *testing.T) {
 	t.Parallel()
-	l, err := Open(filepath.Join(t.TempDir(), "audit.jsonl"), Options{Fsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l, _ := openSynced(t)
 	l.dmu.Lock()
 	l.syncErr = errors.New("sync: input/output error")
 	l.dmu.Unlock()
