@@ -353,10 +353,11 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 }
 
 // finish writes the outcome event of an executed call and returns its
-// result (redacted).
+// result (redacted). The outcome is in the audit before the result is
+// returned; its fsync may follow (Journal.AppendOutcome).
 func (p *Pipeline) finish(decision *audit.Event, out Outcome) Result {
 	ev := outcomeEvent(decision, out, p.redactor)
-	if err := p.journal.Append(ev); err != nil {
+	if err := p.journal.AppendOutcome(ev); err != nil {
 		return auditFailure(err)
 	}
 	res := Result{failed: ev.Error}
