@@ -131,7 +131,7 @@ func newHarnessEnv(t *testing.T, mode string) *harnessEnv {
 	dir := t.TempDir()
 	e := &harnessEnv{mode: mode, dir: dir, token: "reader-token-" + mode,
 		ws:        writeFile(t, dir, "toolgate.yaml", harnessWorkspace),
-		data:      writeFile(t, dir, "data.json", `{"name":"toolgate","items":[1,2]}`),
+		data:      writeFile(t, dir, "data.json", `{"name":"toolgate","items":[1,2],"services":[{"name":"api"}]}`),
 		victim:    writeFile(t, dir, "notes/keep.txt", "keep me"),
 		auditPath: filepath.Join(dir, "audit.jsonl")}
 	e.notes = filepath.Dir(e.victim)
@@ -189,15 +189,16 @@ func fileExists(p string) bool {
 // naming is how a harness names tool <surface>:<tool> to its model.
 type naming func(surface, tool string) string
 
-// turns is the script every harness plays, in its own naming: three reads
+// turns is the script every harness plays, in its own naming: four reads
 // at once (a granted read, the injection filter, the array result of
-// keys), then the strict write and the readonly write, then a forced call
+// keys, a read printing a JSON string), then the strict write and the readonly write, then a forced call
 // of a tool the harness was never given.
 func (e *harnessEnv) turns(name naming) []scriptedmodel.Turn {
 	return []scriptedmodel.Turn{
 		{{Name: name("json-tools", "query"), Input: map[string]any{"filter": "{name}", "file": e.data}},
 			{Name: name("json-tools", "query"), Input: map[string]any{"filter": "; rm -rf /", "file": e.data}},
-			{Name: name("json-tools", "keys"), Input: map[string]any{"file": e.data}}},
+			{Name: name("json-tools", "keys"), Input: map[string]any{"file": e.data}},
+			{Name: name("json-tools", "query"), Input: map[string]any{"filter": ".services[0].name", "file": e.data}}},
 		{{Name: name("json-tools", "edit-in-place"), Input: map[string]any{"filter": `.name = "pwned"`, "file": e.data}},
 			{Name: name("notes", "remove"), Input: map[string]any{"path": e.victim}}},
 		{{Name: name("notes", "purge"), Input: map[string]any{"dir": e.notes}}},
@@ -224,8 +225,8 @@ func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 		_, key, _ := strings.Cut(r.ToolUseID, "_")
 		results[key] = r
 	}
-	if len(results) != 6 {
-		t.Errorf("the model received %d tool results, want 6: %+v\nrequests: %v", len(results), m.Results(), m.Requests())
+	if len(results) != 7 {
+		t.Errorf("the model received %d tool results, want 7: %+v\nrequests: %v", len(results), m.Results(), m.Requests())
 	}
 	expect := func(id, what string, ok func(text string) bool) {
 		t.Helper()
@@ -250,6 +251,11 @@ func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 	expect("00_01", "injection filter as one inert jq argument", has("jq: error", "; rm -rf /"))
 	expect("00_02", "array result of keys accepted", func(s string) bool {
 		return has(`"items"`, `"name"`)(s) && !strings.Contains(s, "nvalid") && !strings.Contains(s, "MCP error")
+	})
+	// jq prints "api" (a JSON string) as text: Gemini CLI would take it
+	// for structuredContent and reject it, unless toolgate gives one.
+	expect("00_03", "read printing a JSON scalar", func(s string) bool {
+		return has(`"api"`)(s) && !strings.Contains(s, "expected record") && !strings.Contains(s, "MCP error")
 	})
 	expect("01_00", "strict write held by toolgate", has("DENIED: approval pending"))
 	expect("01_01", "readonly write refused by toolgate, its text reaching the model", has("DENIED: readonly tier: write refused"))
@@ -288,6 +294,8 @@ func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 		"command:call:json-tools:keys completed",
 		"command:call:json-tools:query allow",
 		"command:call:json-tools:query allow",
+		"command:call:json-tools:query allow",
+		"command:call:json-tools:query completed",
 		"command:call:json-tools:query completed",
 		"command:call:json-tools:query failed",
 		"command:call:notes:remove deny",
