@@ -87,6 +87,8 @@ func Config(o ConfigOptions) ([]byte, error) {
 		return vscodeConfig(servers)
 	case OpenCode:
 		return opencodeConfig(servers)
+	case Qwen:
+		return qwenConfig(servers)
 	}
 	return nil, fmt.Errorf("unknown harness %q; use one of %s", o.Harness, harnessList())
 }

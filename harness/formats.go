@@ -84,13 +84,24 @@ type geminiServer struct {
 	HTTPURL      string            `json:"httpUrl,omitempty"`
 	Headers      map[string]string `json:"headers,omitempty"`
 	IncludeTools []string          `json:"includeTools,omitempty"`
+	// AlwaysLoadTools is Qwen Code's: declare the server's tools to the
+	// model up front instead of behind its tool_search bridge.
+	AlwaysLoadTools bool `json:"alwaysLoadTools,omitempty"`
 }
 
 func geminiConfig(servers []server) ([]byte, error) {
-	out := map[string]geminiServer{}
 	allowed := []string{}
 	for _, s := range servers {
 		allowed = append(allowed, harnessNames(grantcheck.NamingGemini, s)...)
+	}
+	return marshal(map[string]any{"mcpServers": geminiServers(servers), "tools": map[string]any{"allowed": allowed}})
+}
+
+// geminiServers are the mcpServers entries of Gemini CLI and of its fork
+// Qwen Code, which kept the format.
+func geminiServers(servers []server) map[string]geminiServer {
+	out := map[string]geminiServer{}
+	for _, s := range servers {
 		g := geminiServer{IncludeTools: s.tools}
 		if s.url != "" {
 			g.HTTPURL, g.Headers = s.url, bearer("${"+s.tokenVar+"}")
@@ -100,7 +111,7 @@ func geminiConfig(servers []server) ([]byte, error) {
 		}
 		out[s.name] = g
 	}
-	return marshal(map[string]any{"mcpServers": out, "tools": map[string]any{"allowed": allowed}})
+	return out
 }
 
 // harnessNames are the names naming n gives a server entry's tools: one

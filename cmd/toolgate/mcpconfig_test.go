@@ -44,7 +44,7 @@ agents:
 				`"notes_remove": true` + "\n" + `  }`}, nil},
 		{"allowed tools for codex", []string{"--agent", "reader", "--harness", "codex", "--allowed-tools"}, exitUsage,
 			nil, []string{"Claude Code's allowlist"}},
-		{"unknown harness", []string{"--agent", "reader", "--harness", "copilot"}, exitUsage, nil, []string{`unknown harness "copilot"`}},
+		{"unknown harness", []string{"--agent", "reader", "--harness", "windsurf"}, exitUsage, nil, []string{`unknown harness "windsurf"`}},
 		{"no agent", []string{"--harness", "claude"}, exitUsage, nil, []string{"--agent ID is required"}},
 		{"unknown agent", []string{"--agent", "ghost", "--harness", "claude"}, exitFail, nil, []string{`"ghost"`}},
 		{"bad mode", []string{"--agent", "reader", "--harness", "claude", "--mode", "sse"}, exitUsage, nil, []string{"use stdio or http"}},
