@@ -230,7 +230,7 @@ func KnownOf(p *grantcheck.Policy) grantcheck.Known {
 // enforces reports whether a provider honours a per-tool allowlist that
 // toolgate can read.
 func enforces(p Harness) bool {
-	return p == Claude || p == Codex || p == Gemini || p == OpenCode
+	return p == Claude || p == Codex || p == Gemini || p == OpenCode || p == Qwen
 }
 
 // Check compares every row of spec with the grants of p.
@@ -285,6 +285,8 @@ func checkRow(p *grantcheck.Policy, known grantcheck.Known, r *SpecRow) Row {
 			hint = "allowed_tools or settings (includeTools, tools.allowed)"
 		case OpenCode:
 			hint = "allowed_tools or settings (opencode.json: tools, permission)"
+		case Qwen:
+			hint = "allowed_tools or settings (includeTools, permissions.allow)"
 		}
 		return unknown(fmt.Sprintf("no enforceable allowlist given for %s; add %s", r.Provider, hint))
 	}

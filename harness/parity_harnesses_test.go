@@ -96,6 +96,24 @@ func TestParityHarnessForms(t *testing.T) {
 			verdict: Red, note: "each of a, a_b"},
 		{name: "opencode comments are not read", row: SpecRow{Agent: "kitread", Provider: OpenCode, Settings: file("o9.json",
 			"{\n  // jsonc\n  \"mcp\": {}\n}")}, verdict: Red, note: "cannot read the allowlist"},
+		// Qwen Code: mcpServers as Gemini CLI, permissions rules in Claude naming.
+		{name: "qwen settings as mcp-config writes them", row: SpecRow{Agent: "kitread", Provider: Qwen, Settings: file("q1.json",
+			`{"mcpServers": {"json-kit": {"command": "x", "includeTools": ["query", "keys"]}}, "permissions": {"allow": ["mcp__json-kit__query", "mcp__json-kit__keys"]}}`)}, verdict: Green},
+		{name: "qwen server rule covers the write", row: SpecRow{Agent: "kitread", Provider: Qwen, Settings: file("q2.json",
+			`{"mcpServers": {"json-kit": {"command": "x"}}, "permissions": {"allow": ["mcp__json-kit"]}}`)},
+			verdict: Red, harnessOnly: "tool:json-kit:edit-in-place"},
+		{name: "qwen excludeTools and deny subtract", row: SpecRow{Agent: "kitread", Provider: Qwen, Settings: file("q3.json",
+			`{"mcpServers": {"json-kit": {"command": "x", "excludeTools": ["edit-in-place"]}}, "permissions": {"allow": ["mcp__*"], "deny": ["mcp__json-kit__k*"]}}`)},
+			verdict: Red, grantOnly: "tool:json-kit:keys"},
+		{name: "qwen trailing glob", row: SpecRow{Agent: "kitread", Provider: Qwen, Settings: file("q4.json",
+			`{"mcpServers": {"json-kit": {"command": "x", "includeTools": ["query", "keys"]}}, "permissions": {"allow": ["mcp__json-kit__*"]}}`)}, verdict: Green},
+		{name: "qwen nothing allowed", row: SpecRow{Agent: "kitread", Provider: Qwen, Settings: file("q5.json",
+			`{"mcpServers": {"json-kit": {"command": "x"}}}`)}, verdict: Red, grantOnly: "tool:json-kit:keys,tool:json-kit:query", note: "runs no MCP tool without asking"},
+		{name: "qwen unknown server whole", row: SpecRow{Agent: "far", Provider: Qwen, Settings: file("q6.json",
+			`{"mcpServers": {"far": {"httpUrl": "http://x"}}, "permissions": {"allow": ["mcp__far"]}}`)}, verdict: Green},
+		{name: "qwen shell rule is beyond the grant", row: SpecRow{Agent: "far", Provider: Qwen, Settings: file("q7.json",
+			`{"mcpServers": {"far": {"httpUrl": "http://x"}}, "permissions": {"allow": ["mcp__far", "Bash(git:*)"]}}`)},
+			verdict: Red, harnessOnly: "tool:shell:git"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
