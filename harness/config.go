@@ -89,6 +89,8 @@ func Config(o ConfigOptions) ([]byte, error) {
 		return opencodeConfig(servers)
 	case Qwen:
 		return qwenConfig(servers)
+	case Copilot:
+		return copilotConfig(servers)
 	}
 	return nil, fmt.Errorf("unknown harness %q; use one of %s", o.Harness, harnessList())
 }

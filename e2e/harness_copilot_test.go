@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/e2e/scriptedmodel"
+	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
+)
+
+// copilotNaming is how GitHub Copilot CLI names an MCP tool to its model:
+// <server>-<tool>.
+func copilotNaming(surface, tool string) string { return surface + "-" + tool }
+
+// runCopilot runs `copilot -p` headless with cfg (mcp-config's output) as
+// ~/.copilot/mcp-config.json, against the scripted Chat Completions
+// endpoint as a bring-your-own-key provider (COPILOT_PROVIDER_*), offline
+// (COPILOT_OFFLINE: no GitHub sign-in, no telemetry, no built-in GitHub
+// MCP servers). --allow-tool SERVER pre-approves the calls of each
+// configured server (headless, Copilot refuses what it would ask about).
+func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) *chatcompletions.Server {
+	t.Helper()
+	cli := harnessCLI(t, "copilot", "copilot", "copilot.sh")
+	model := chatcompletions.Start(chatcompletions.Options{MainTool: copilotNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
+	t.Cleanup(model.Close)
+	env, home := e.cliEnv(t, "COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false", "COPILOT_PROVIDER_TYPE=openai",
+		"COPILOT_PROVIDER_BASE_URL="+model.URL, "COPILOT_PROVIDER_API_KEY=dummy", "COPILOT_PROVIDER_WIRE_API=completions",
+		"COPILOT_PROVIDER_MODEL_ID=scripted-model")
+	writeFile(t, home+"/.copilot", "mcp-config.json", cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cli, "-p", "Use the JSON tools on data.json.", "--model", "scripted-model",
+		"--allow-tool", "json-tools", "--allow-tool", "notes", "--no-ask-user", "--disable-builtin-mcps", "-s")
+	cmd.Dir = e.dir
+	cmd.Env = env
+	out := runCLI(t, label, cmd, model)
+	if !strings.Contains(out, "all done") {
+		t.Errorf("copilot did not finish:\n%s", out)
+	}
+	return model
+}
+
+// TestCopilotCLI drives the real GitHub Copilot CLI
+// (scripts/ci-deps/copilot.sh) through toolgate, configured by what
+// `toolgate mcp-config --harness copilot` prints, over stdio and over HTTP
+// to the daemon; see harnessEnv.check. In stdio mode a second run with
+// keys taken out of the server's tools list shows Copilot enforcing it.
+func TestCopilotCLI(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"stdio", "http"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			e := newHarnessEnv(t, mode)
+			cfg := e.mcpConfig(t, "copilot")
+			if !strings.Contains(cfg, `"tools": [`) || !strings.Contains(cfg, `"keys"`) {
+				t.Fatalf("mcp-config --harness copilot lacks the tools lists:\n%s", cfg)
+			}
+			model := runCopilot(t, e, "copilot "+mode, cfg, e.turns(copilotNaming))
+			e.check(t, model, copilotNaming)
+			if mode != "stdio" {
+				return
+			}
+			n := newHarnessEnv(t, mode)
+			narrowed := strings.ReplaceAll(strings.Replace(cfg, "\"keys\",\n", "", 1), e.ws, n.ws)
+			if narrowed == strings.ReplaceAll(cfg, e.ws, n.ws) {
+				t.Fatalf("could not take keys out of the tools list:\n%s", cfg)
+			}
+			model = runCopilot(t, n, "copilot narrowed allowlist", narrowed, n.narrowTurns(copilotNaming))
+			n.checkNarrowed(t, model, copilotNaming, false)
+		})
+	}
+}

@@ -1,0 +1,37 @@
+package harness
+
+// GitHub Copilot CLI reads ~/.copilot/mcp-config.json (or a file given
+// with --additional-mcp-config @FILE): "mcpServers" with type stdio and
+// command/args/env, or type http with url/headers, ${VAR} expanded. Its
+// allowlist is "tools" per server (the tools it offers the model; ["*"]
+// for a server granted in bulk). deferTools "never" offers them up front
+// rather than behind its tool search. The schema is the package's own
+// (schemas/api.schema.json, McpServerConfigStdio and McpServerConfigHttp).
+type copilotServer struct {
+	Type       string            `json:"type"`
+	Command    string            `json:"command,omitempty"`
+	Args       []string          `json:"args,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	URL        string            `json:"url,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	Tools      []string          `json:"tools"`
+	DeferTools string            `json:"deferTools"`
+}
+
+func copilotConfig(servers []server) ([]byte, error) {
+	out := map[string]copilotServer{}
+	ref := func(v string) string { return "${" + v + "}" }
+	for _, s := range servers {
+		c := copilotServer{Tools: s.tools, DeferTools: "never"}
+		if c.Tools == nil {
+			c.Tools = []string{"*"}
+		}
+		if s.url != "" {
+			c.Type, c.URL, c.Headers = "http", s.url, bearer(ref(s.tokenVar))
+		} else {
+			c.Type, c.Command, c.Args, c.Env = "stdio", s.command, s.args, envRefs(s.envVars, ref)
+		}
+		out[s.name] = c
+	}
+	return marshal(map[string]any{"mcpServers": out})
+}
