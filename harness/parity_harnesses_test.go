@@ -114,6 +114,17 @@ func TestParityHarnessForms(t *testing.T) {
 		{name: "qwen shell rule is beyond the grant", row: SpecRow{Agent: "far", Provider: Qwen, Settings: file("q7.json",
 			`{"mcpServers": {"far": {"httpUrl": "http://x"}}, "permissions": {"allow": ["mcp__far", "Bash(git:*)"]}}`)},
 			verdict: Red, harnessOnly: "tool:shell:git"},
+		// GitHub Copilot CLI: tools per server in mcp-config.json.
+		{name: "copilot tools as mcp-config writes them", row: SpecRow{Agent: "kitread", Provider: Copilot, Settings: file("c1.json",
+			`{"mcpServers": {"json-kit": {"type": "stdio", "command": "x", "tools": ["query", "keys"]}}}`)}, verdict: Green},
+		{name: "copilot star covers the write", row: SpecRow{Agent: "kitread", Provider: Copilot, Settings: file("c2.json",
+			`{"mcpServers": {"json-kit": {"type": "stdio", "command": "x", "tools": ["*"]}}}`)},
+			verdict: Red, harnessOnly: "tool:json-kit:edit-in-place"},
+		{name: "copilot no tools list is every tool", row: SpecRow{Agent: "kitread", Provider: Copilot, Settings: file("c3.json",
+			`{"mcpServers": {"json-kit": {"type": "stdio", "command": "x", "excludeTools": ["keys"]}}}`)},
+			verdict: Red, harnessOnly: "tool:json-kit:edit-in-place", grantOnly: "tool:json-kit:keys"},
+		{name: "copilot unknown server whole", row: SpecRow{Agent: "far", Provider: Copilot, Settings: file("c4.json",
+			`{"mcpServers": {"far": {"url": "http://x", "tools": ["*"]}}}`)}, verdict: Green},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

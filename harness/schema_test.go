@@ -34,8 +34,9 @@ func validateJSON(s *jsonschema.Schema, data []byte) error {
 // TestEditorConfigsMatchTheirSchemas: Cursor and VS Code have no headless
 // CLI to run here, so their goldens are checked against those editors'
 // config schemas (VS Code's from its source, Cursor's from its docs; see
-// each schema's $comment) — and a config each editor would reject is
-// rejected, so the check can fail.
+// each schema's $comment), and Copilot CLI's against the schema its npm
+// package ships — and a config each would reject is rejected, so the
+// check can fail.
 func TestEditorConfigsMatchTheirSchemas(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -45,6 +46,8 @@ func TestEditorConfigsMatchTheirSchemas(t *testing.T) {
 		{"vscode-mcp.schema.json", "vscode-http.json"},
 		{"cursor-mcp.schema.json", "cursor-stdio.json"},
 		{"cursor-mcp.schema.json", "cursor-http.json"},
+		{"copilot-mcp-config.schema.json", "copilot-stdio.json"},
+		{"copilot-mcp-config.schema.json", "copilot-http.json"},
 	}
 	for _, tc := range cases {
 		data, err := os.ReadFile(filepath.Join("testdata", "config", tc.golden))
@@ -63,6 +66,9 @@ func TestEditorConfigsMatchTheirSchemas(t *testing.T) {
 		{"vscode-mcp.schema.json", `{"servers": {"a": {"type": "stdio", "command": "x", "includeTools": []}}}`, "unknown field"},
 		{"cursor-mcp.schema.json", `{"mcpServers": {"a": {"command": "x", "url": "http://y"}}}`, "both command and url"},
 		{"cursor-mcp.schema.json", `{"servers": {}}`, "Cursor reads mcpServers"},
+		{"copilot-mcp-config.schema.json", `{"mcpServers": {"a": {"type": "stdio", "command": "x", "includeTools": []}}}`, "Copilot's allowlist is tools"},
+		{"copilot-mcp-config.schema.json", `{"mcpServers": {"a": {"type": "local", "command": "x", "deferTools": "always"}}}`, "deferTools is auto or never"},
+		{"copilot-mcp-config.schema.json", `{"mcpServers": {"a": {"type": "http"}}}`, "http needs url"},
 	}
 	for _, b := range bad {
 		if err := validateJSON(compileSchema(t, b.schema), []byte(b.doc)); err == nil {

@@ -33,7 +33,8 @@ type SpecRow struct {
 	// Settings is the harness's JSON settings (Claude Code settings.json:
 	// permissions.allow; Gemini CLI settings.json: mcpServers.*.includeTools,
 	// tools.allowed; OpenCode opencode.json: tools, permission; Qwen Code
-	// settings.json: mcpServers.*.includeTools, permissions.allow), resolved
+	// settings.json: mcpServers.*.includeTools, permissions.allow; Copilot
+	// CLI mcp-config.json: mcpServers.*.tools), resolved
 	// against the spec's directory.
 	Settings string
 	// ConfigTOML is a Codex config.toml (mcp_servers.*.enabled_tools).
@@ -200,8 +201,8 @@ func sourceMismatch(provider Harness, source string) string {
 			return fmt.Sprintf("argv: --allowed-tools is Claude Code's flag; for %s give allowed_tools%s", provider, configHint(provider))
 		}
 	case "settings":
-		if provider != Claude && provider != Gemini && provider != OpenCode && provider != Qwen {
-			return fmt.Sprintf("settings: is read for claude (permissions.allow), gemini (includeTools, tools.allowed), opencode (opencode.json tools, permission) and qwen (includeTools, permissions.allow), not %s", provider)
+		if provider != Claude && provider != Gemini && provider != OpenCode && provider != Qwen && provider != Copilot {
+			return fmt.Sprintf("settings: is read for claude (permissions.allow), gemini (includeTools, tools.allowed), opencode (opencode.json tools, permission), qwen (includeTools, permissions.allow) and copilot (mcp-config.json tools), not %s", provider)
 		}
 	case "config_toml":
 		if provider != Codex {
@@ -215,7 +216,7 @@ func configHint(p Harness) string {
 	switch p {
 	case Codex:
 		return " or config_toml"
-	case Gemini, OpenCode, Qwen:
+	case Gemini, OpenCode, Qwen, Copilot:
 		return " or settings"
 	}
 	return ""
