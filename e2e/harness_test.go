@@ -233,7 +233,7 @@ func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 		r, found := results[id]
 		if !found {
 			t.Errorf("%s (%s): no result reached the model", what, id)
-		} else if !ok(r.Text) {
+		} else if !ok(resultText(r.Text)) {
 			t.Errorf("%s (%s): the model received %q (error %v)", what, id, r.Text, r.IsError)
 		}
 	}
@@ -300,6 +300,28 @@ func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 		"command:call:json-tools:query failed",
 		"command:call:notes:remove deny",
 	})
+}
+
+// resultText is what a model read as a tool result, as text: Cline hands
+// its model the MCP result itself as JSON ({"content":[{"type":"text",
+// "text":…}]}), whose text blocks are unwrapped here; anything else is as
+// the harness sent it.
+func resultText(s string) string {
+	var r struct {
+		Content []struct {
+			Type, Text string
+		} `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if json.Unmarshal([]byte(s), &r) != nil || len(r.Content) == 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	b.Write(r.StructuredContent)
+	return b.String()
 }
 
 // checkAudit compares the audit's decisions (as a set: a harness may run

@@ -91,6 +91,8 @@ func Config(o ConfigOptions) ([]byte, error) {
 		return qwenConfig(servers)
 	case Copilot:
 		return copilotConfig(servers)
+	case Cline:
+		return clineConfig(servers)
 	}
 	return nil, fmt.Errorf("unknown harness %q; use one of %s", o.Harness, harnessList())
 }

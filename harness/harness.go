@@ -46,7 +46,7 @@ func (h Harness) Naming() grantcheck.Naming {
 
 // Harnesses lists every known harness, in the order help texts show them.
 func Harnesses() []Harness {
-	return []Harness{Claude, Codex, Cursor, Gemini, VSCode, OpenCode, Qwen, Copilot}
+	return []Harness{Claude, Codex, Cursor, Gemini, VSCode, OpenCode, Qwen, Copilot, Cline}
 }
 
 // ParseHarness checks a harness name, saying which ones exist.

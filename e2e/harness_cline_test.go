@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/e2e/scriptedmodel"
+	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
+)
+
+// clineNaming is how Cline names an MCP tool to its model:
+// <server>__<tool>.
+func clineNaming(surface, tool string) string { return surface + "__" + tool }
+
+// runCline runs `cline --json PROMPT` (act mode, tools auto-approved) with
+// cfg (mcp-config's output) as cline_mcp_settings.json and an
+// openai-compatible provider, configured by `cline auth`, pointing at the
+// scripted Chat Completions endpoint.
+func runCline(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) *chatcompletions.Server {
+	t.Helper()
+	cli := harnessCLI(t, "cline", "cline", "cline.sh")
+	model := chatcompletions.Start(chatcompletions.Options{MainTool: clineNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
+	t.Cleanup(model.Close)
+	env, home := e.cliEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	auth := exec.CommandContext(ctx, cli, "auth", "-p", "openai", "-k", "dummy", "-m", "scripted-model", "-b", model.URL)
+	auth.Dir, auth.Env = e.dir, env
+	if out, err := auth.CombinedOutput(); err != nil {
+		t.Fatalf("cline auth: %v\n%s", err, out)
+	}
+	writeFile(t, filepath.Join(home, ".cline", "data", "settings"), "cline_mcp_settings.json", cfg)
+	cmd := exec.CommandContext(ctx, cli, "--json", "Use the JSON tools on data.json.")
+	cmd.Dir = e.dir
+	cmd.Env = env
+	out := runCLI(t, label, cmd, model)
+	if !strings.Contains(out, "all done") {
+		t.Errorf("cline did not finish:\n%s", out)
+	}
+	return model
+}
+
+// TestClineCLI drives the real Cline CLI (scripts/ci-deps/cline.sh)
+// through toolgate, configured by what `toolgate mcp-config --harness
+// cline` prints, over stdio; see harnessEnv.check. Cline has no per-tool
+// MCP allowlist: the tool outside the grant is not offered because
+// toolgate does not list it. mcp-config refuses HTTP for Cline (it would
+// have to print the token).
+func TestClineCLI(t *testing.T) {
+	t.Parallel()
+	e := newHarnessEnv(t, "stdio")
+	cfg := e.mcpConfig(t, "cline")
+	if !strings.Contains(cfg, `"type": "stdio"`) || strings.Contains(cfg, "env") {
+		t.Fatalf("mcp-config --harness cline:\n%s", cfg)
+	}
+	model := runCline(t, e, "cline stdio", cfg, e.turns(clineNaming))
+	e.check(t, model, clineNaming)
+
+	h := newHarnessEnv(t, "http")
+	r := toolgate(t, h.dir, nil, "mcp-config", "-w", h.ws, "--agent", "reader", "--harness", "cline", "--mode", "http", "--url", h.base)
+	if r.code == 0 || !strings.Contains(r.stderr, "never prints") || strings.Contains(r.stdout+r.stderr, h.token) {
+		t.Errorf("mcp-config --harness cline --mode http: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
