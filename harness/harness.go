@@ -36,7 +36,7 @@ func (h Harness) Naming() grantcheck.Naming {
 	switch h {
 	case Codex:
 		return grantcheck.NamingCodex
-	case Gemini:
+	case Gemini, Crush:
 		return grantcheck.NamingGemini
 	case OpenCode:
 		return grantcheck.NamingOpenCode
@@ -46,7 +46,7 @@ func (h Harness) Naming() grantcheck.Naming {
 
 // Harnesses lists every known harness, in the order help texts show them.
 func Harnesses() []Harness {
-	return []Harness{Claude, Codex, Cursor, Gemini, VSCode, OpenCode, Qwen, Copilot, Cline}
+	return []Harness{Claude, Codex, Cursor, Gemini, VSCode, OpenCode, Qwen, Copilot, Cline, Crush}
 }
 
 // ParseHarness checks a harness name, saying which ones exist.

@@ -230,7 +230,7 @@ func KnownOf(p *grantcheck.Policy) grantcheck.Known {
 // enforces reports whether a provider honours a per-tool allowlist that
 // toolgate can read.
 func enforces(p Harness) bool {
-	return p == Claude || p == Codex || p == Gemini || p == OpenCode || p == Qwen || p == Copilot
+	return p == Claude || p == Codex || p == Gemini || p == OpenCode || p == Qwen || p == Copilot || p == Crush
 }
 
 // Check compares every row of spec with the grants of p.
@@ -287,6 +287,8 @@ func checkRow(p *grantcheck.Policy, known grantcheck.Known, r *SpecRow) Row {
 			hint = "allowed_tools or settings (opencode.json: tools, permission)"
 		case Qwen:
 			hint = "allowed_tools or settings (includeTools, permissions.allow)"
+		case Crush:
+			hint = "allowed_tools (mcp_<server>_<tool>) or settings (crush.json: enabled_tools)"
 		case Copilot:
 			hint = "allowed_tools (mcp__<server>__<tool>) or settings (mcp-config.json: tools)"
 		}

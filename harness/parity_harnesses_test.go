@@ -125,6 +125,17 @@ func TestParityHarnessForms(t *testing.T) {
 			verdict: Red, harnessOnly: "tool:json-kit:edit-in-place", grantOnly: "tool:json-kit:keys"},
 		{name: "copilot unknown server whole", row: SpecRow{Agent: "far", Provider: Copilot, Settings: file("c4.json",
 			`{"mcpServers": {"far": {"url": "http://x", "tools": ["*"]}}}`)}, verdict: Green},
+		// Crush: enabled_tools less disabled_tools per server.
+		{name: "crush enabled_tools as mcp-config writes them", row: SpecRow{Agent: "kitread", Provider: Crush, Settings: file("r1.json",
+			`{"mcp": {"json-kit": {"type": "stdio", "command": "x", "enabled_tools": ["query", "keys"]}}, "permissions": {"allowed_tools": ["mcp_json-kit_query"]}}`)}, verdict: Green},
+		{name: "crush no enabled_tools is every tool", row: SpecRow{Agent: "kitread", Provider: Crush, Settings: file("r2.json",
+			`{"mcp": {"json-kit": {"type": "stdio", "command": "x", "disabled_tools": ["keys"]}}}`)},
+			verdict: Red, harnessOnly: "tool:json-kit:edit-in-place", grantOnly: "tool:json-kit:keys"},
+		{name: "crush disabled server", row: SpecRow{Agent: "kitread", Provider: Crush, Settings: file("r3.json",
+			`{"mcp": {"json-kit": {"type": "stdio", "command": "x", "disabled": true}}}`)},
+			verdict: Red, grantOnly: "tool:json-kit:keys,tool:json-kit:query", note: "disabled"},
+		{name: "crush unknown server with disabled_tools", row: SpecRow{Agent: "far", Provider: Crush, Settings: file("r4.json",
+			`{"mcp": {"far": {"type": "http", "url": "http://x", "disabled_tools": ["wipe"]}}}`)}, verdict: Red, note: "cannot be compared"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,6 +42,9 @@ func readSource(r *SpecRow, known grantcheck.Known) (src source, ok bool, err er
 	case r.Settings != "" && r.Provider == Copilot:
 		src, err = copilotSettings(r.Settings, known)
 		return src, true, err
+	case r.Settings != "" && r.Provider == Crush:
+		src, err = crushSettings(r.Settings, known)
+		return src, true, err
 	case r.Settings != "" && r.Provider == OpenCode:
 		src, err = opencodeSettings(r.Settings, known)
 		return src, true, err

@@ -11,10 +11,10 @@ import (
 )
 
 func runMCPConfig(ctx context.Context, c *cli, args []string) int {
-	fs := c.flagSet("mcp-config", "mcp-config [-w FILE] --agent ID --harness claude|codex|cursor|gemini|vscode|opencode [--mode stdio|http] [--allowed-tools | --settings]")
+	fs := c.flagSet("mcp-config", "mcp-config [-w FILE] --agent ID --harness claude|codex|cursor|gemini|vscode|opencode|qwen|copilot|cline|crush [--mode stdio|http] [--allowed-tools | --settings]")
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	agent := fs.String("agent", "", "the agent the harness runs as (required)")
-	harnessFlag := fs.String("harness", "", "the harness: claude, codex, cursor, gemini, vscode or opencode (required)")
+	harnessFlag := fs.String("harness", "", "the harness: claude, codex, cursor, gemini, vscode, opencode, qwen, copilot, cline or crush (required)")
 	mode := fs.String("mode", "stdio", "stdio: the harness launches toolgate serve --stdio per surface; http: it connects to the daemon with the agent's token")
 	allowed := fs.Bool("allowed-tools", false, "claude only: print just the --allowed-tools value derived from the grant, comma-separated")
 	settings := fs.Bool("settings", false, "claude only: print a settings.json whose permissions.allow is the derived allowlist")
@@ -34,7 +34,7 @@ func runMCPConfig(ctx context.Context, c *cli, args []string) int {
 	case *agent == "":
 		return fail("--agent ID is required: the config is for one agent's identity")
 	case *harnessFlag == "":
-		return fail("--harness is required: claude, codex, cursor, gemini, vscode or opencode")
+		return fail("--harness is required: claude, codex, cursor, gemini, vscode, opencode, qwen, copilot, cline or crush")
 	case *allowed && *settings:
 		return fail("--allowed-tools and --settings print different things; pick one")
 	}
