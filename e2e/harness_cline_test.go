@@ -19,7 +19,7 @@ func clineNaming(surface, tool string) string { return surface + "__" + tool }
 // runCline runs `cline --json PROMPT` (act mode, tools auto-approved) with
 // cfg (mcp-config's output) as cline_mcp_settings.json and an
 // openai-compatible provider, configured by `cline auth`, pointing at the
-// scripted Chat Completions endpoint.
+// scripted Chat Completions endpoint, with telemetry and updates off.
 func runCline(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) *chatcompletions.Server {
 	t.Helper()
 	cli := harnessCLI(t, "cline", "cline", "cline.sh")
@@ -33,7 +33,11 @@ func runCline(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmo
 	if out, err := auth.CombinedOutput(); err != nil {
 		t.Fatalf("cline auth: %v\n%s", err, out)
 	}
-	writeFile(t, filepath.Join(home, ".cline", "data", "settings"), "cline_mcp_settings.json", cfg)
+	settings := filepath.Join(home, ".cline", "data", "settings")
+	writeFile(t, settings, "cline_mcp_settings.json", cfg)
+	// No telemetry and feature flags (PostHog at data.cline.bot), no
+	// update check.
+	writeFile(t, settings, "global-settings.json", `{"telemetryOptOut": true, "autoUpdateEnabled": false}`)
 	cmd := exec.CommandContext(ctx, cli, "--json", "Use the JSON tools on data.json.")
 	cmd.Dir = e.dir
 	cmd.Env = env
