@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +20,11 @@ func copilotNaming(surface, tool string) string { return surface + "-" + tool }
 // ~/.copilot/mcp-config.json, against the scripted Chat Completions
 // endpoint as a bring-your-own-key provider (COPILOT_PROVIDER_*), offline
 // (COPILOT_OFFLINE: no GitHub sign-in, no telemetry, no built-in GitHub
-// MCP servers). --allow-tool SERVER pre-approves the calls of each
-// configured server (headless, Copilot refuses what it would ask about).
-func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) *chatcompletions.Server {
+// MCP servers). allow are the --allow-tool values (`toolgate mcp-config
+// --harness copilot --allowed-tools`): headless, Copilot runs a tool
+// marked read-only without asking and refuses any other it would ask
+// about, so without them the writes would never reach toolgate.
+func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, allow []string, turns []scriptedmodel.Turn) *chatcompletions.Server {
 	t.Helper()
 	cli := harnessCLI(t, "copilot", "copilot", "copilot.sh")
 	model := chatcompletions.Start(chatcompletions.Options{MainTool: copilotNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
@@ -32,8 +35,11 @@ func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, turns []scripted
 	writeFile(t, home+"/.copilot", "mcp-config.json", cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cli, "-p", "Use the JSON tools on data.json.", "--model", "scripted-model",
-		"--allow-tool", "json-tools", "--allow-tool", "notes", "--no-ask-user", "--disable-builtin-mcps", "-s")
+	args := []string{"-p", "Use the JSON tools on data.json.", "--model", "scripted-model", "--no-ask-user", "--disable-builtin-mcps", "-s"}
+	for _, a := range allow {
+		args = append(args, "--allow-tool="+a)
+	}
+	cmd := exec.CommandContext(ctx, cli, args...)
 	cmd.Dir = e.dir
 	cmd.Env = env
 	out := runCLI(t, label, cmd, model)
@@ -47,7 +53,8 @@ func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, turns []scripted
 // (scripts/ci-deps/copilot.sh) through toolgate, configured by what
 // `toolgate mcp-config --harness copilot` prints, over stdio and over HTTP
 // to the daemon; see harnessEnv.check. In stdio mode a second run with
-// keys taken out of the server's tools list shows Copilot enforcing it.
+// keys taken out of the server's tools list shows Copilot enforcing it
+// (its --allow-tool value left in: the tools list is what bounds it).
 func TestCopilotCLI(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"stdio", "http"} {
@@ -55,10 +62,14 @@ func TestCopilotCLI(t *testing.T) {
 			t.Parallel()
 			e := newHarnessEnv(t, mode)
 			cfg := e.mcpConfig(t, "copilot")
+			allow := strings.Fields(e.mcpConfig(t, "copilot", "--allowed-tools"))
+			if !slices.Contains(allow, "json-tools(edit-in-place)") || slices.Contains(allow, "notes(purge)") {
+				t.Fatalf("mcp-config --harness copilot --allowed-tools: %v", allow)
+			}
 			if !strings.Contains(cfg, `"tools": [`) || !strings.Contains(cfg, `"keys"`) {
 				t.Fatalf("mcp-config --harness copilot lacks the tools lists:\n%s", cfg)
 			}
-			model := runCopilot(t, e, "copilot "+mode, cfg, e.turns(copilotNaming))
+			model := runCopilot(t, e, "copilot "+mode, cfg, allow, e.turns(copilotNaming))
 			e.check(t, model, copilotNaming)
 			if mode != "stdio" {
 				return
@@ -68,7 +79,7 @@ func TestCopilotCLI(t *testing.T) {
 			if narrowed == strings.ReplaceAll(cfg, e.ws, n.ws) {
 				t.Fatalf("could not take keys out of the tools list:\n%s", cfg)
 			}
-			model = runCopilot(t, n, "copilot narrowed allowlist", narrowed, n.narrowTurns(copilotNaming))
+			model = runCopilot(t, n, "copilot narrowed allowlist", narrowed, allow, n.narrowTurns(copilotNaming))
 			n.checkNarrowed(t, model, copilotNaming, false)
 		})
 	}
