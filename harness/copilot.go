@@ -12,28 +12,17 @@ import "github.com/toolgate/toolgate/grantcheck"
 // Which calls run without asking is given on the command line
 // (CopilotAllowTools).
 type copilotServer struct {
-	Type       string            `json:"type"`
-	Command    string            `json:"command,omitempty"`
-	Args       []string          `json:"args,omitempty"`
-	Env        map[string]string `json:"env,omitempty"`
-	URL        string            `json:"url,omitempty"`
-	Headers    map[string]string `json:"headers,omitempty"`
-	Tools      []string          `json:"tools"`
-	DeferTools string            `json:"deferTools"`
+	typedServer
+	Tools      []string `json:"tools"`
+	DeferTools string   `json:"deferTools"`
 }
 
 func copilotConfig(servers []server) ([]byte, error) {
 	out := map[string]copilotServer{}
-	ref := func(v string) string { return "${" + v + "}" }
 	for _, s := range servers {
-		c := copilotServer{Tools: s.tools, DeferTools: "never"}
+		c := copilotServer{typedServer: typed(s, func(v string) string { return "${" + v + "}" }), Tools: s.tools, DeferTools: "never"}
 		if c.Tools == nil {
 			c.Tools = []string{"*"}
-		}
-		if s.url != "" {
-			c.Type, c.URL, c.Headers = "http", s.url, bearer(ref(s.tokenVar))
-		} else {
-			c.Type, c.Command, c.Args, c.Env = "stdio", s.command, s.args, envRefs(s.envVars, ref)
 		}
 		out[s.name] = c
 	}

@@ -13,19 +13,13 @@ import "github.com/toolgate/toolgate/grantcheck"
 // needs approval. A server granted in bulk has no enabled_tools; its tools
 // are pre-approved by name when the workspace lists them.
 type crushServer struct {
-	Type         string            `json:"type"`
-	Command      string            `json:"command,omitempty"`
-	Args         []string          `json:"args,omitempty"`
-	Env          map[string]string `json:"env,omitempty"`
-	URL          string            `json:"url,omitempty"`
-	Headers      map[string]string `json:"headers,omitempty"`
-	EnabledTools []string          `json:"enabled_tools,omitempty"`
+	typedServer
+	EnabledTools []string `json:"enabled_tools,omitempty"`
 }
 
 func crushConfig(servers []server) ([]byte, error) {
 	out := map[string]crushServer{}
 	allowed := []string{}
-	ref := func(v string) string { return "${" + v + "}" }
 	for _, s := range servers {
 		names := s.tools
 		if names == nil {
@@ -34,13 +28,7 @@ func crushConfig(servers []server) ([]byte, error) {
 		for _, t := range names {
 			allowed = append(allowed, grantcheck.ToolName(grantcheck.NamingGemini, s.name, t))
 		}
-		c := crushServer{EnabledTools: s.tools}
-		if s.url != "" {
-			c.Type, c.URL, c.Headers = "http", s.url, bearer(ref(s.tokenVar))
-		} else {
-			c.Type, c.Command, c.Args, c.Env = "stdio", s.command, s.args, envRefs(s.envVars, ref)
-		}
-		out[s.name] = c
+		out[s.name] = crushServer{typedServer: typed(s, func(v string) string { return "${" + v + "}" }), EnabledTools: s.tools}
 	}
 	return marshal(map[string]any{"$schema": "https://charm.land/crush.json", "mcp": out,
 		"permissions": map[string]any{"allowed_tools": allowed}})

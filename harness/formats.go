@@ -34,13 +34,18 @@ func vscodeConfig(servers []server) ([]byte, error) {
 func typedConfig(servers []server, key string, ref func(string) string) ([]byte, error) {
 	out := map[string]typedServer{}
 	for _, s := range servers {
-		if s.url != "" {
-			out[s.name] = typedServer{Type: "http", URL: s.url, Headers: bearer(ref(s.tokenVar))}
-			continue
-		}
-		out[s.name] = typedServer{Type: "stdio", Command: s.command, Args: s.args, Env: envRefs(s.envVars, ref)}
+		out[s.name] = typed(s, ref)
 	}
 	return marshal(map[string]any{key: out})
+}
+
+// typed is s as a type stdio|http entry, variables referenced with ref.
+// Copilot CLI and Crush write the same entry with an allowlist added.
+func typed(s server, ref func(string) string) typedServer {
+	if s.url != "" {
+		return typedServer{Type: "http", URL: s.url, Headers: bearer(ref(s.tokenVar))}
+	}
+	return typedServer{Type: "stdio", Command: s.command, Args: s.args, Env: envRefs(s.envVars, ref)}
 }
 
 func bearer(ref string) map[string]string {

@@ -1,10 +1,8 @@
 package harness
 
 import (
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/toolgate/toolgate/grantcheck"
 )
@@ -28,25 +26,11 @@ func copilotSettings(path string, known grantcheck.Known) (source, error) {
 	var src source
 	for _, id := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		s := doc.MCPServers[id]
-		name := func(tool string) string { return grantcheck.ToolName(grantcheck.NamingClaude, id, tool) }
-		var tools []string
-		switch {
-		case s.Tools != nil && !slices.Contains(*s.Tools, "*"):
-			tools = *s.Tools
-		case known[id] != nil:
-			tools = known[id]
-		default:
-			if len(s.ExcludeTools) > 0 {
-				src.problems = append(src.problems, fmt.Sprintf("%s: excludeTools (%s) on a server whose tools are not known: what it leaves cannot be compared; list tools instead", id, strings.Join(s.ExcludeTools, ", ")))
-			}
-			src.entries = append(src.entries, name("*"))
-			continue
+		include := s.Tools
+		if include != nil && slices.Contains(*include, "*") {
+			include = nil
 		}
-		for _, t := range tools {
-			if !slices.Contains(s.ExcludeTools, t) {
-				src.entries = append(src.entries, name(t))
-			}
-		}
+		listedLessExcluded(&src, grantcheck.NamingClaude, id, include, s.ExcludeTools, known, "tools", "excludeTools")
 	}
 	return src, nil
 }

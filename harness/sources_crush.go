@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/toolgate/toolgate/grantcheck"
 )
@@ -27,29 +26,11 @@ func crushSettings(path string, known grantcheck.Known) (source, error) {
 	var src source
 	for _, id := range slices.Sorted(maps.Keys(doc.MCP)) {
 		s := doc.MCP[id]
-		name := func(tool string) string { return grantcheck.ToolName(grantcheck.NamingGemini, id, tool) }
 		if s.Disabled {
 			src.notes = append(src.notes, fmt.Sprintf("%s: disabled", id))
 			continue
 		}
-		var tools []string
-		switch {
-		case s.EnabledTools != nil:
-			tools = *s.EnabledTools
-		case known[id] != nil:
-			tools = known[id]
-		default:
-			if len(s.DisabledTools) > 0 {
-				src.problems = append(src.problems, fmt.Sprintf("%s: disabled_tools (%s) on a server whose tools are not known: what it leaves cannot be compared; list enabled_tools instead", id, strings.Join(s.DisabledTools, ", ")))
-			}
-			src.entries = append(src.entries, name("*"))
-			continue
-		}
-		for _, t := range tools {
-			if !slices.Contains(s.DisabledTools, t) {
-				src.entries = append(src.entries, name(t))
-			}
-		}
+		listedLessExcluded(&src, grantcheck.NamingGemini, id, s.EnabledTools, s.DisabledTools, known, "enabled_tools", "disabled_tools")
 	}
 	return src, nil
 }

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -46,18 +45,10 @@ func qwenSettings(path string, known grantcheck.Known) (source, error) {
 	for _, id := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		s := doc.MCPServers[id]
 		name := func(tool string) string { return grantcheck.ToolName(grantcheck.NamingClaude, id, tool) }
-		var tools []string
-		switch {
-		case s.IncludeTools != nil:
-			tools = *s.IncludeTools
-		case known[id] != nil:
-			tools = known[id]
-		default:
-			// Nothing says which tools the server has: compare it whole.
-			if len(s.ExcludeTools) > 0 {
-				src.problems = append(src.problems, fmt.Sprintf("%s: excludeTools (%s) on a server whose tools are not known: what it leaves cannot be compared; list includeTools instead", id, strings.Join(s.ExcludeTools, ", ")))
-			}
-			if whole := name("\x01"); matches(doc.Permissions.Allow, whole) && !matches(doc.Permissions.Deny, whole) {
+		tools, whole := serverTools(&src, id, s.IncludeTools, s.ExcludeTools, known, "includeTools", "excludeTools")
+		if whole {
+			// A name no rule spells out stands for the server's tools.
+			if other := name("\x01"); matches(doc.Permissions.Allow, other) && !matches(doc.Permissions.Deny, other) {
 				src.entries = append(src.entries, name("*"))
 				continue
 			}
