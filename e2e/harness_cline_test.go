@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
 	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
@@ -20,31 +17,19 @@ func clineNaming(surface, tool string) string { return surface + "__" + tool }
 // cfg (mcp-config's output) as cline_mcp_settings.json and an
 // openai-compatible provider, configured by `cline auth`, pointing at the
 // scripted Chat Completions endpoint, with telemetry and updates off.
-func runCline(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) *chatcompletions.Server {
+func runCline(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel {
 	t.Helper()
 	cli := harnessCLI(t, "cline", "cline", "cline.sh")
 	model := chatcompletions.Start(chatcompletions.Options{MainTool: clineNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
 	t.Cleanup(model.Close)
 	env, home := e.cliEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	auth := exec.CommandContext(ctx, cli, "auth", "-p", "openai", "-k", "dummy", "-m", "scripted-model", "-b", model.URL)
-	auth.Dir, auth.Env = e.dir, env
-	if out, err := auth.CombinedOutput(); err != nil {
-		t.Fatalf("cline auth: %v\n%s", err, out)
-	}
+	runHeadless(t, e, "cline auth", model, env, "Provider configured", cli, "auth", "-p", "openai", "-k", "dummy", "-m", "scripted-model", "-b", model.URL)
 	settings := filepath.Join(home, ".cline", "data", "settings")
 	writeFile(t, settings, "cline_mcp_settings.json", cfg)
 	// No telemetry and feature flags (PostHog at data.cline.bot), no
 	// update check.
 	writeFile(t, settings, "global-settings.json", `{"telemetryOptOut": true, "autoUpdateEnabled": false}`)
-	cmd := exec.CommandContext(ctx, cli, "--json", "Use the JSON tools on data.json.")
-	cmd.Dir = e.dir
-	cmd.Env = env
-	out := runCLI(t, label, cmd, model)
-	if !strings.Contains(out, "all done") {
-		t.Errorf("cline did not finish:\n%s", out)
-	}
+	runHeadless(t, e, label, model, env, "all done", cli, "--json", "Use the JSON tools on data.json.")
 	return model
 }
 
@@ -55,18 +40,14 @@ func runCline(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmo
 // toolgate does not list it. mcp-config refuses HTTP for Cline (it would
 // have to print the token).
 func TestClineCLI(t *testing.T) {
-	t.Parallel()
-	e := newHarnessEnv(t, "stdio")
-	cfg := e.mcpConfig(t, "cline")
-	if !strings.Contains(cfg, `"type": "stdio"`) || strings.Contains(cfg, "env") {
-		t.Fatalf("mcp-config --harness cline:\n%s", cfg)
-	}
-	model := runCline(t, e, "cline stdio", cfg, e.turns(clineNaming))
-	e.check(t, model, clineNaming)
-
-	h := newHarnessEnv(t, "http")
-	r := toolgate(t, h.dir, nil, "mcp-config", "-w", h.ws, "--agent", "reader", "--harness", "cline", "--mode", "http", "--url", h.base)
-	if r.code == 0 || !strings.Contains(r.stderr, "never prints") || strings.Contains(r.stdout+r.stderr, h.token) {
-		t.Errorf("mcp-config --harness cline --mode http: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
-	}
+	t.Run("run", harnessCase{name: "cline", naming: clineNaming, run: runCline, modes: []string{"stdio"},
+		wantInConfig: []string{`"type": "stdio"`}}.test)
+	t.Run("http refused", func(t *testing.T) {
+		t.Parallel()
+		h := newHarnessEnv(t, "http")
+		r := toolgate(t, h.dir, nil, "mcp-config", "-w", h.ws, "--agent", "reader", "--harness", "cline", "--mode", "http", "--url", h.base)
+		if r.code == 0 || !strings.Contains(r.stderr, "never prints") || strings.Contains(r.stdout+r.stderr, h.token) {
+			t.Errorf("mcp-config --harness cline --mode http: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+		}
+	})
 }

@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"context"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
 	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
@@ -20,11 +17,11 @@ func copilotNaming(surface, tool string) string { return surface + "-" + tool }
 // ~/.copilot/mcp-config.json, against the scripted Chat Completions
 // endpoint as a bring-your-own-key provider (COPILOT_PROVIDER_*), offline
 // (COPILOT_OFFLINE: no GitHub sign-in, no telemetry, no built-in GitHub
-// MCP servers). allow are the --allow-tool values (`toolgate mcp-config
-// --harness copilot --allowed-tools`): headless, Copilot runs a tool
+// MCP servers), with the --allow-tool values `toolgate mcp-config
+// --harness copilot --allowed-tools` prints: headless, Copilot runs a tool
 // marked read-only without asking and refuses any other it would ask
 // about, so without them the writes would never reach toolgate.
-func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, allow []string, turns []scriptedmodel.Turn) *chatcompletions.Server {
+func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel {
 	t.Helper()
 	cli := harnessCLI(t, "copilot", "copilot", "copilot.sh")
 	model := chatcompletions.Start(chatcompletions.Options{MainTool: copilotNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
@@ -33,19 +30,15 @@ func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, allow []string, 
 		"COPILOT_PROVIDER_BASE_URL="+model.URL, "COPILOT_PROVIDER_API_KEY=dummy", "COPILOT_PROVIDER_WIRE_API=completions",
 		"COPILOT_PROVIDER_MODEL_ID=scripted-model")
 	writeFile(t, home+"/.copilot", "mcp-config.json", cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	allow := strings.Fields(e.mcpConfig(t, "copilot", "--allowed-tools"))
+	if !slices.Contains(allow, "json-tools(edit-in-place)") || slices.Contains(allow, "notes(purge)") {
+		t.Fatalf("mcp-config --harness copilot --allowed-tools: %v", allow)
+	}
 	args := []string{"-p", "Use the JSON tools on data.json.", "--model", "scripted-model", "--no-ask-user", "--disable-builtin-mcps", "-s"}
 	for _, a := range allow {
 		args = append(args, "--allow-tool="+a)
 	}
-	cmd := exec.CommandContext(ctx, cli, args...)
-	cmd.Dir = e.dir
-	cmd.Env = env
-	out := runCLI(t, label, cmd, model)
-	if !strings.Contains(out, "all done") {
-		t.Errorf("copilot did not finish:\n%s", out)
-	}
+	runHeadless(t, e, label, model, env, "all done", cli, args...)
 	return model
 }
 
@@ -56,31 +49,7 @@ func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, allow []string, 
 // keys taken out of the server's tools list shows Copilot enforcing it
 // (its --allow-tool value left in: the tools list is what bounds it).
 func TestCopilotCLI(t *testing.T) {
-	t.Parallel()
-	for _, mode := range []string{"stdio", "http"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			e := newHarnessEnv(t, mode)
-			cfg := e.mcpConfig(t, "copilot")
-			allow := strings.Fields(e.mcpConfig(t, "copilot", "--allowed-tools"))
-			if !slices.Contains(allow, "json-tools(edit-in-place)") || slices.Contains(allow, "notes(purge)") {
-				t.Fatalf("mcp-config --harness copilot --allowed-tools: %v", allow)
-			}
-			if !strings.Contains(cfg, `"tools": [`) || !strings.Contains(cfg, `"keys"`) {
-				t.Fatalf("mcp-config --harness copilot lacks the tools lists:\n%s", cfg)
-			}
-			model := runCopilot(t, e, "copilot "+mode, cfg, allow, e.turns(copilotNaming))
-			e.check(t, model, copilotNaming)
-			if mode != "stdio" {
-				return
-			}
-			n := newHarnessEnv(t, mode)
-			narrowed := strings.ReplaceAll(strings.Replace(cfg, "\"keys\",\n", "", 1), e.ws, n.ws)
-			if narrowed == strings.ReplaceAll(cfg, e.ws, n.ws) {
-				t.Fatalf("could not take keys out of the tools list:\n%s", cfg)
-			}
-			model = runCopilot(t, n, "copilot narrowed allowlist", narrowed, allow, n.narrowTurns(copilotNaming))
-			n.checkNarrowed(t, model, copilotNaming, false)
-		})
-	}
+	harnessCase{name: "copilot", naming: copilotNaming, run: runCopilot,
+		wantInConfig: []string{`"tools": [`, `"keys"`, `"deferTools": "never"`},
+		narrow:       func(cfg string) string { return strings.Replace(cfg, "\"keys\",\n", "", 1) }}.test(t)
 }

@@ -398,3 +398,65 @@ func runCLI(t *testing.T, label string, cmd *exec.Cmd, m scriptedModel) string {
 	}
 	return stdout.String()
 }
+
+// harnessCase is one harness's test over stdio and HTTP: the config
+// `toolgate mcp-config --harness <name>` prints (holding each of
+// wantInConfig), one run of turns checked by harnessEnv.check, and in
+// stdio mode a second run with keys taken out of the generated allowlist
+// by narrow (nil for a harness with none), checked by checkNarrowed.
+type harnessCase struct {
+	name         string
+	naming       naming
+	modes        []string // default stdio and http
+	wantInConfig []string
+	run          func(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel
+	narrow       func(cfg string) string
+}
+
+func (c harnessCase) test(t *testing.T) {
+	t.Parallel()
+	modes := c.modes
+	if modes == nil {
+		modes = []string{"stdio", "http"}
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			e := newHarnessEnv(t, mode)
+			cfg := e.mcpConfig(t, c.name)
+			for _, want := range c.wantInConfig {
+				if !strings.Contains(cfg, want) {
+					t.Fatalf("mcp-config --harness %s lacks %s:\n%s", c.name, want, cfg)
+				}
+			}
+			e.check(t, c.run(t, e, c.name+" "+mode, cfg, e.turns(c.naming)), c.naming)
+			if mode != "stdio" || c.narrow == nil {
+				return
+			}
+			narrowed := c.narrow(cfg)
+			if narrowed == cfg {
+				t.Fatalf("could not take keys out of the allowlist:\n%s", cfg)
+			}
+			n := newHarnessEnv(t, mode)
+			m := c.run(t, n, c.name+" narrowed allowlist", strings.ReplaceAll(narrowed, e.ws, n.ws), n.narrowTurns(c.naming))
+			n.checkNarrowed(t, m, c.naming, false)
+		})
+	}
+}
+
+// runHeadless runs a harness CLI in e's directory with env, to the end
+// or for two minutes at most (see runCLI), and checks that what it
+// printed holds done.
+func runHeadless(t *testing.T, e *harnessEnv, label string, m scriptedModel, env []string, done string, cli string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cli, args...)
+	cmd.Dir = e.dir
+	cmd.Env = env
+	out := runCLI(t, label, cmd, m)
+	if !strings.Contains(out, done) {
+		t.Errorf("%s did not finish (no %q in what it printed):\n%s", label, done, out)
+	}
+	return out
+}
