@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
-	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
 )
 
 // clineNaming is how Cline names an MCP tool to its model:
@@ -20,8 +19,7 @@ func clineNaming(surface, tool string) string { return surface + "__" + tool }
 func runCline(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel {
 	t.Helper()
 	cli := harnessCLI(t, "cline", "cline", "cline.sh")
-	model := chatcompletions.Start(chatcompletions.Options{MainTool: clineNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
-	t.Cleanup(model.Close)
+	model := startChat(t, clineNaming, turns)
 	env, home := e.cliEnv(t)
 	runHeadless(t, e, "cline auth", model, env, "Provider configured", cli, "auth", "-p", "openai", "-k", "dummy", "-m", "scripted-model", "-b", model.URL)
 	settings := filepath.Join(home, ".cline", "data", "settings")

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
-	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
 )
 
 // copilotNaming is how GitHub Copilot CLI names an MCP tool to its model:
@@ -24,8 +23,7 @@ func copilotNaming(surface, tool string) string { return surface + "-" + tool }
 func runCopilot(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel {
 	t.Helper()
 	cli := harnessCLI(t, "copilot", "copilot", "copilot.sh")
-	model := chatcompletions.Start(chatcompletions.Options{MainTool: copilotNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
-	t.Cleanup(model.Close)
+	model := startChat(t, copilotNaming, turns)
 	env, home := e.cliEnv(t, "COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false", "COPILOT_PROVIDER_TYPE=openai",
 		"COPILOT_PROVIDER_BASE_URL="+model.URL, "COPILOT_PROVIDER_API_KEY=dummy", "COPILOT_PROVIDER_WIRE_API=completions",
 		"COPILOT_PROVIDER_MODEL_ID=scripted-model")

@@ -6,32 +6,28 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
-	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
 )
 
 // qwenBase is the part of ~/.qwen/settings.json a test adds to
 // mcp-config's output: the OpenAI-compatible provider (the scripted Chat
 // Completions endpoint) and no telemetry, usage statistics or update
 // checks.
-func qwenBase() string {
-	return `{
+const qwenBase = `{
   "security": {"auth": {"selectedType": "openai"}},
   "model": {"name": "scripted-model"},
   "privacy": {"usageStatisticsEnabled": false},
   "telemetry": {"enabled": false},
   "general": {"disableAutoUpdate": true, "disableUpdateNag": true}
 }`
-}
 
 // runQwen runs `qwen -p` headless with settings.json = qwenBase and cfg
 // (mcp-config's output) against the scripted Chat Completions endpoint.
 func runQwen(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel {
 	t.Helper()
 	cli := harnessCLI(t, "qwen", "qwen", "qwen.sh")
-	model := chatcompletions.Start(chatcompletions.Options{MainTool: claudeNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
-	t.Cleanup(model.Close)
+	model := startChat(t, claudeNaming, turns)
 	env, home := e.cliEnv(t, "OPENAI_API_KEY=dummy", "OPENAI_BASE_URL="+model.URL, "OPENAI_MODEL=scripted-model")
-	writeFile(t, filepath.Join(home, ".qwen"), "settings.json", string(mergeJSON(t, qwenBase(), cfg)))
+	writeFile(t, filepath.Join(home, ".qwen"), "settings.json", string(mergeJSON(t, qwenBase, cfg)))
 	runHeadless(t, e, label, model, env, "all done", cli, "-p", "Use the JSON tools on data.json.", "--output-format", "json")
 	return model
 }

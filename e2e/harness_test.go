@@ -15,6 +15,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
+	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
 )
 
 // This file is the plumbing every real-harness test shares: finding the
@@ -442,6 +443,16 @@ func (c harnessCase) test(t *testing.T) {
 			n.checkNarrowed(t, m, c.naming, false)
 		})
 	}
+}
+
+// startChat starts a scripted Chat Completions endpoint (the API Qwen
+// Code, Copilot CLI, Cline and OpenCode are pointed at) playing turns in
+// naming name, closed when the test ends.
+func startChat(t *testing.T, name naming, turns []scriptedmodel.Turn) *chatcompletions.Server {
+	t.Helper()
+	model := chatcompletions.Start(chatcompletions.Options{MainTool: name("json-tools", "query"), FinalText: "all done", Turns: turns})
+	t.Cleanup(model.Close)
+	return model
 }
 
 // runHeadless runs a harness CLI in e's directory with env, to the end

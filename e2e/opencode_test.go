@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
-	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
 	"github.com/toolgate/toolgate/grantcheck"
 )
 
@@ -24,8 +23,7 @@ func opencodeNaming(surface, tool string) string {
 func runOpenCode(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel {
 	t.Helper()
 	cli := harnessCLI(t, "opencode", "opencode", "opencode.sh")
-	model := chatcompletions.Start(chatcompletions.Options{MainTool: opencodeNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
-	t.Cleanup(model.Close)
+	model := startChat(t, opencodeNaming, turns)
 	provider := `{
   "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "Scripted",
     "options": {"baseURL": "` + model.URL + `", "apiKey": "dummy"},
