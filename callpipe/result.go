@@ -3,6 +3,7 @@ package callpipe
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/toolgate/toolgate/strictjson"
 )
@@ -67,7 +68,19 @@ func scalarStructured(text string) map[string]any {
 		return nil
 	}
 	switch c := text[i]; {
-	case c == '"' || c == '[' || c == '-' || c == 't' || c == 'f' || c == 'n' || (c >= '0' && c <= '9'):
+	case c == 't' || c == 'f' || c == 'n':
+		// Only the literal itself, without decoding: most text starting
+		// with these letters is words.
+		switch strings.TrimRight(text[i:], " \t\n\r") {
+		case "true":
+			return map[string]any{"result": true}
+		case "false":
+			return map[string]any{"result": false}
+		case "null":
+			return map[string]any{"result": nil}
+		}
+		return nil
+	case c == '"' || c == '[' || c == '-' || (c >= '0' && c <= '9'):
 	default:
 		return nil // an object, or not JSON
 	}

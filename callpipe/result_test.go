@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -100,6 +101,12 @@ func TestScalarTextGetsAnObjectStructuredContent(t *testing.T) {
 		{"   \n", ""},
 		{"notes.txt\n", ""},
 		{"DENIED: approval pending", ""},
+		{"nullable", ""},
+		{"true story\n", ""},
+		{"\xff\xfe", ""},
+		{"\"\xff\"", "{\"result\":\"\ufffd\"}"},
+		{strings.Repeat("[", 20000) + strings.Repeat("]", 20000), ""}, // deeper than the decoder goes: left alone
+		{strings.Repeat("[", 100) + strings.Repeat("]", 100), "{\"result\":" + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "}"},
 	}
 	for _, c := range cases {
 		got := ToolResult{Text: c.text}.JSON()
@@ -110,7 +117,7 @@ func TestScalarTextGetsAnObjectStructuredContent(t *testing.T) {
 		if err := json.Unmarshal(got, &doc); err != nil {
 			t.Fatalf("%q: %v in %s", c.text, err, got)
 		}
-		if len(doc.Content) != 1 || doc.Content[0].Text != c.text {
+		if len(doc.Content) != 1 || (utf8.ValidString(c.text) && doc.Content[0].Text != c.text) {
 			t.Errorf("%q: the text changed: %s", c.text, got)
 		}
 		if string(doc.StructuredContent) != c.want {
@@ -123,5 +130,16 @@ func TestScalarTextGetsAnObjectStructuredContent(t *testing.T) {
 	}
 	if e := ErrorResult("[1]"); !strings.Contains(string(e), `"isError":true,"structuredContent":{"result":[1]}`) {
 		t.Errorf("error result %s", e)
+	}
+}
+
+// TestScalarCheckCostsNothingForText: text that is not a JSON scalar (a
+// listing, a sentence, words starting like true/false/null) is told apart
+// without allocating, so ordinary results pay nothing for the check.
+func TestScalarCheckCostsNothingForText(t *testing.T) {
+	for _, text := range []string{"notes.txt\nkeep.txt\n", "null-terminated", "{\"name\":\"toolgate\"}", "DENIED: readonly tier: write refused"} {
+		if n := testing.AllocsPerRun(100, func() { _ = scalarStructured(text) }); n != 0 {
+			t.Errorf("%q: %v allocations", text, n)
+		}
 	}
 }
