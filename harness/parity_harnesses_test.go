@@ -136,6 +136,16 @@ func TestParityHarnessForms(t *testing.T) {
 			verdict: Red, grantOnly: "tool:json-kit:keys,tool:json-kit:query", note: "disabled"},
 		{name: "crush unknown server with disabled_tools", row: SpecRow{Agent: "far", Provider: Crush, Settings: file("r4.json",
 			`{"mcp": {"far": {"type": "http", "url": "http://x", "disabled_tools": ["wipe"]}}}`)}, verdict: Red, note: "cannot be compared"},
+		// Files the harness itself would not load are red, not read as allow-all.
+		{name: "qwen allow as a string", row: SpecRow{Agent: "kitread", Provider: Qwen, Settings: file("h1.json",
+			`{"mcpServers": {"json-kit": {"command": "x"}}, "permissions": {"allow": "mcp__*"}}`)}, verdict: Red, note: "cannot read the allowlist"},
+		{name: "copilot tools as a string", row: SpecRow{Agent: "kitread", Provider: Copilot, Settings: file("h2.json",
+			`{"mcpServers": {"json-kit": {"command": "x", "tools": "*"}}}`)}, verdict: Red, note: "cannot read the allowlist"},
+		{name: "crush enabled_tools with a number", row: SpecRow{Agent: "kitread", Provider: Crush, Settings: file("h3.json",
+			`{"mcp": {"json-kit": {"type": "stdio", "enabled_tools": ["query", 7]}}}`)}, verdict: Red, note: "cannot read the allowlist"},
+		{name: "qwen rule with a specifier grants nothing", row: SpecRow{Agent: "kitread", Provider: Qwen, Settings: file("h4.json",
+			`{"mcpServers": {"json-kit": {"command": "x", "includeTools": ["query", "keys"]}}, "permissions": {"allow": ["mcp__json-kit__query", "mcp__json-kit__keys(x)"]}}`)},
+			verdict: Red, grantOnly: "tool:json-kit:keys"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
