@@ -32,7 +32,7 @@ agents:
     grants: [pack:json-tools, pack:raw]
 `
 
-// TestStructuredContentIsAnObject checks DESIGN.md §6 over MCP: a parse:
+// TestStructuredContentIsAnObject checks over MCP that a parse:
 // json tool declares an object outputSchema and answers every JSON value
 // with an object structuredContent, a text tool declares none (and
 // carries {"result": v} only for a JSON scalar or array it prints); and the

@@ -3,7 +3,7 @@
 // Crush) to toolgate: it writes the MCP config each
 // harness reads, derives the harness's own allowlist from an agent's grant,
 // and reports parity between a deployed allowlist and the grant
-// (DESIGN.md §8, §9). Every mapping between allowlist entries and
+// (docs/harnesses.md). Every mapping between allowlist entries and
 // capabilities goes through grantcheck's one normalisation module.
 package harness
 

@@ -12,7 +12,7 @@ import (
 // Verdict is the parity of one agent-provider pair, or of a whole run.
 type Verdict string
 
-// The verdicts of DESIGN.md §9.
+// The verdicts parity reports (docs/harnesses.md).
 const (
 	// Green: the harness allowlist and the grant are the same set.
 	Green Verdict = "green"
