@@ -136,6 +136,8 @@ func TestParityHarnessForms(t *testing.T) {
 			verdict: Red, grantOnly: "tool:json-kit:keys,tool:json-kit:query", note: "disabled"},
 		{name: "crush unknown server with disabled_tools", row: SpecRow{Agent: "far", Provider: Crush, Settings: file("r4.json",
 			`{"mcp": {"far": {"type": "http", "url": "http://x", "disabled_tools": ["wipe"]}}}`)}, verdict: Red, note: "cannot be compared"},
+		// Cline has no per-tool MCP allowlist: unknown, never green.
+		{name: "cline is unknown", row: list("kitread", Cline, "json-kit__query", "json-kit__keys"), verdict: Unknown, note: "cannot enforce a per-tool allowlist"},
 		// Files the harness itself would not load are red, not read as allow-all.
 		{name: "qwen allow as a string", row: SpecRow{Agent: "kitread", Provider: Qwen, Settings: file("h1.json",
 			`{"mcpServers": {"json-kit": {"command": "x"}}, "permissions": {"allow": "mcp__*"}}`)}, verdict: Red, note: "cannot read the allowlist"},
