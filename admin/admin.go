@@ -123,6 +123,9 @@ func (s *Server) Guard(h http.Handler) http.Handler {
 			jsonError(w, http.StatusForbidden, s.opts.Off)
 			return
 		}
+		if refuseTokenInURL(w, r) {
+			return
+		}
 		if tok := identity.Bearer(r); tok != "" {
 			if !s.IsToken(tok) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-admin", error="invalid_token"`)

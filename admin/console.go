@@ -112,8 +112,8 @@ func consoleHeaders(h http.Handler) http.Handler {
 }
 
 // consolePage serves the console to a logged-in operator and the login
-// form to anyone else. /ui/?token=… logs in once and drops the token from
-// the address bar.
+// form to anyone else. A token in the address (/ui/?token=…) is refused
+// (refuseTokenInURL): the console logs in by POST only.
 func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
 	if !s.opts.AllowOrigin(r) {
 		http.Error(w, "forbidden: this Host may not reach toolgate (DNS rebinding protection)", http.StatusForbidden)
@@ -123,13 +123,7 @@ func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolgate console: "+s.opts.Off, http.StatusForbidden)
 		return
 	}
-	if tok := r.URL.Query().Get("token"); tok != "" {
-		if !s.IsToken(tok) {
-			s.serveUIFile(w, "login.html", http.StatusUnauthorized)
-			return
-		}
-		s.startSession(w)
-		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+	if refuseTokenInURL(w, r) {
 		return
 	}
 	if !s.consoleSession(r) {
@@ -137,6 +131,26 @@ func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveUIFile(w, "index.html", http.StatusOK)
+}
+
+// urlSecretParams are query parameters that would carry a secret in a URL.
+var urlSecretParams = []string{"token", "access_token", "admin_token"}
+
+// refuseTokenInURL answers 400 to a request whose URL carries a token,
+// right or wrong, and reports whether it did. Trust boundary: a secret in
+// a URL lands in browser history, proxy and server logs and Referer
+// headers, so no admin route takes one there; the console's login is a
+// POST (/ui/login) and the API takes Authorization: Bearer.
+func refuseTokenInURL(w http.ResponseWriter, r *http.Request) bool {
+	q := r.URL.Query()
+	for _, p := range urlSecretParams {
+		if q.Has(p) {
+			jsonError(w, http.StatusBadRequest, "a token is never taken in a URL (?"+p+"=…): it would stay in browser history, logs and Referer headers. "+
+				"Sign in with the form at /ui/ (POST /ui/login), or send Authorization: Bearer <token>; and treat the token in that URL as exposed — rotate it")
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {

@@ -130,7 +130,7 @@ func (g *Gateway) mountMetrics(mux *http.ServeMux) {
 	if g.ws.Gateway.Metrics.Open {
 		mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !g.allowOrigin(r) {
-				forbidOrigin(w)
+				forbidOrigin(w, r)
 				return
 			}
 			h.ServeHTTP(w, r)
