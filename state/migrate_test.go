@@ -67,6 +67,8 @@ func TestMigrateForward(t *testing.T) {
 		// secrets table as version 2.
 		{name: "embedded, old numbering (secrets as 2)", keep: []int{1, 2}},
 		{name: "embedded at 1", keep: []int{1}, drop: []string{"secrets"}},
+		{name: "embedded at 3", keep: []int{1, 2, 3}},
+		{name: "postgres at 3", postgres: true, keep: []int{1, 2, 3}},
 		{name: "postgres at 2", postgres: true, keep: []int{1, 2}, drop: []string{"secrets"}},
 		{name: "postgres at 1", postgres: true, keep: []int{1}, drop: []string{"secrets", "audit_events", "audit_head"}},
 	}
@@ -87,6 +89,13 @@ func TestMigrateForward(t *testing.T) {
 			db := dbOf(s)
 			for _, table := range tc.drop {
 				if _, err := db.ExecContext(ctx, "DROP TABLE "+table); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Step 4 (every case here predates it) added a table and a
+			// column to approvals.
+			for _, stmt := range []string{"DROP TABLE approval_rules", "ALTER TABLE approvals DROP COLUMN grant_text"} {
+				if _, err := db.ExecContext(ctx, stmt); err != nil {
 					t.Fatal(err)
 				}
 			}
