@@ -59,6 +59,9 @@ type Snapshot struct {
 	// from where the call is held (e.g. "`toolgate approvals -w WS approve
 	// ID`"); nil uses the plain CLI command.
 	ApproveHint func(id string) string
+	// AuditArguments records the redacted arguments in each decision event
+	// (gateway.audit.arguments: redacted); off, the digest alone.
+	AuditArguments bool
 }
 
 // Request is one tools/call on its way through the pipeline.

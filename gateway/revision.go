@@ -64,6 +64,9 @@ func (g *Gateway) buildRevision(ws *workspace.Workspace, policy *grantcheck.Poli
 		Wait:        wait,
 		Elicitation: ws.Gateway.Approvals.Elicitation,
 		ApproveHint: g.approveHint,
+		// AuditArguments: the decision events of this revision record the
+		// redacted arguments (gateway.audit.arguments: redacted).
+		AuditArguments: ws.Gateway.Audit.Arguments == workspace.AuditArgumentsRedacted,
 	})
 	rev.ws, rev.surfaces = ws, buildSurfaces(ws)
 	if rev.packPins, err = packPins(ws); err != nil {
