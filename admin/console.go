@@ -35,10 +35,16 @@ const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img
 // standing in for the admin token, which never reaches a cookie.
 type consoleSessions struct {
 	mu sync.Mutex
-	m  map[string]time.Time
+	m  map[string]consoleSession
 }
 
-func (s *consoleSessions) create() string {
+// consoleSession is one login: who signed in, until when.
+type consoleSession struct {
+	who string
+	exp time.Time
+}
+
+func (s *consoleSessions) create(who string) string {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
@@ -46,22 +52,26 @@ func (s *consoleSessions) create() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = map[string]time.Time{}
+		s.m = map[string]consoleSession{}
 	}
-	for k, exp := range s.m {
-		if now.After(exp) {
+	for k, c := range s.m {
+		if now.After(c.exp) {
 			delete(s.m, k)
 		}
 	}
-	s.m[id] = now.Add(consoleSessionTTL)
+	s.m[id] = consoleSession{who: who, exp: now.Add(consoleSessionTTL)}
 	return id
 }
 
-func (s *consoleSessions) valid(id string) bool {
+// valid returns who holds the live session id.
+func (s *consoleSessions) valid(id string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.m[id]
-	return ok && time.Now().Before(exp)
+	c, ok := s.m[id]
+	if !ok || !time.Now().Before(c.exp) {
+		return "", false
+	}
+	return c.who, true
 }
 
 func (s *consoleSessions) end(id string) {
@@ -70,10 +80,13 @@ func (s *consoleSessions) end(id string) {
 	delete(s.m, id)
 }
 
-// consoleSession reports whether r carries a live console session.
-func (s *Server) consoleSession(r *http.Request) bool {
+// consoleSession returns who is signed in on r's console session.
+func (s *Server) consoleSession(r *http.Request) (string, bool) {
 	c, err := r.Cookie(consoleCookie)
-	return err == nil && c.Value != "" && s.sessions.valid(c.Value)
+	if err != nil || c.Value == "" {
+		return "", false
+	}
+	return s.sessions.valid(c.Value)
 }
 
 // sameOrigin reports whether a browser request comes from the page this
@@ -126,7 +139,7 @@ func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
 	if refuseTokenInURL(w, r) {
 		return
 	}
-	if !s.consoleSession(r) {
+	if _, ok := s.consoleSession(r); !ok {
 		s.serveUIFile(w, "login.html", http.StatusOK)
 		return
 	}
@@ -162,13 +175,15 @@ func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolgate console: "+s.opts.Off, http.StatusForbidden)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if !s.IsToken(r.PostFormValue("token")) {
+	r.Body = http.MaxBytesReader(w, r.Body, 32<<10) // room for a JWT
+	who, ok := s.identify(r.Context(), strings.TrimSpace(r.PostFormValue("token")))
+	if !ok {
 		s.log.Warn("console login refused", "remote", r.RemoteAddr)
 		s.serveUIFile(w, "login.html", http.StatusUnauthorized)
 		return
 	}
-	s.startSession(w)
+	s.log.Info("console login", "operator", who, "remote", r.RemoteAddr)
+	s.startSession(w, who)
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
 
@@ -184,9 +199,9 @@ func (s *Server) consoleLogout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
 
-func (s *Server) startSession(w http.ResponseWriter) {
+func (s *Server) startSession(w http.ResponseWriter, who string) {
 	http.SetCookie(w, &http.Cookie{
-		Name: consoleCookie, Value: s.sessions.create(), Path: "/",
+		Name: consoleCookie, Value: s.sessions.create(who), Path: "/",
 		MaxAge: int(consoleSessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 	})
 }

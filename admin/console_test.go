@@ -108,17 +108,20 @@ func TestConsoleHeaders(t *testing.T) {
 func TestConsoleSessionsExpire(t *testing.T) {
 	t.Parallel()
 	var s consoleSessions
-	id := s.create()
-	if !s.valid(id) || s.valid("other") {
-		t.Fatal("a new session is not valid, or a made-up one is")
+	id := s.create("operator:alice")
+	if who, ok := s.valid(id); !ok || who != "operator:alice" {
+		t.Fatalf("a new session: %q %v, want operator:alice", who, ok)
+	}
+	if _, ok := s.valid("other"); ok {
+		t.Fatal("a made-up session is valid")
 	}
 	s.mu.Lock()
-	s.m[id] = time.Now().Add(-time.Second)
+	s.m[id] = consoleSession{who: "operator:alice", exp: time.Now().Add(-time.Second)}
 	s.mu.Unlock()
-	if s.valid(id) {
+	if _, ok := s.valid(id); ok {
 		t.Error("an expired session is valid")
 	}
-	s.create() // prunes the expired one
+	s.create("operator") // prunes the expired one
 	s.mu.Lock()
 	_, kept := s.m[id]
 	s.mu.Unlock()

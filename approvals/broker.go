@@ -127,11 +127,17 @@ func (r Request) Key() Key {
 // Record is the audit event's "approval" field for a call that ran under
 // this request: which request, who approved it and when.
 func (r Request) Record() json.RawMessage {
-	b, _ := json.Marshal(struct {
-		ID string    `json:"id"`
-		By string    `json:"by"`
-		At time.Time `json:"at"`
-	}{r.ID, r.DecidedBy, r.DecidedAt.UTC()})
+	rec := struct {
+		ID    string    `json:"id"`
+		By    string    `json:"by"`
+		At    time.Time `json:"at"`
+		Rule  string    `json:"rule,omitempty"`
+		Until time.Time `json:"until,omitzero"`
+	}{ID: r.ID, By: r.DecidedBy, At: r.DecidedAt.UTC()}
+	if r.Rule != nil {
+		rec.Rule, rec.Until = r.Rule.ID, r.Rule.Expires.UTC()
+	}
+	b, _ := json.Marshal(rec)
 	return b
 }
 

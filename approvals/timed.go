@@ -31,6 +31,9 @@ const MaxFor = 24 * time.Hour
 // ErrStrictFor refuses `approve --for` on a strict call.
 var ErrStrictFor = errors.New("a strict call is approved one call at a time")
 
+// ErrBadFor refuses a --for duration out of bounds.
+var ErrBadFor = errors.New("bad --for duration")
+
 // TimedRule is one approve --for or deny --for rule.
 type TimedRule struct {
 	ID string `json:"id"`
@@ -71,7 +74,7 @@ func (t TimedRule) Record() json.RawMessage {
 // RuleFor is the timed rule a decision on r for d makes, with id.
 func RuleFor(r Request, to State, by, reason string, now time.Time, d time.Duration, id string) (TimedRule, error) {
 	if d <= 0 || d > MaxFor {
-		return TimedRule{}, fmt.Errorf("--for %s: give a duration between 1s and %s (a standing approval belongs in gateway.approvals.rules)", d, MaxFor)
+		return TimedRule{}, fmt.Errorf("%w %s: give one between 1s and %s (a standing approval belongs in gateway.approvals.rules)", ErrBadFor, d, MaxFor)
 	}
 	t := TimedRule{
 		ID: id, Effect: to, Agent: r.Agent, Action: r.Action, Revision: r.Revision, Tier: r.Tier,

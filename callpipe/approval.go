@@ -209,8 +209,38 @@ func ApprovalEvent(r approvals.Request, red *redact.Redactor) *audit.Event {
 	case approvals.Expired:
 		ev.Reason = "approval " + r.ID + " expired unused"
 	}
+	if t := r.Rule; t != nil {
+		ev.Reason += "; " + ruleText(*t)
+	}
 	return ev
 }
+
+// ruleText says what a timed rule does, for the audit.
+func ruleText(t approvals.TimedRule) string {
+	d := t.Expires.Sub(t.Created).Round(time.Second)
+	what := fmt.Sprintf("approve --for %s (rule %s): %s may call %s under grant %q without asking until %s", d, t.ID, t.Agent, t.Action, t.Grant, t.Expires.UTC().Format(time.RFC3339))
+	if t.Effect == approvals.Denied {
+		what = fmt.Sprintf("deny --for %s (rule %s): the identical call of %s by %s is refused until %s", d, t.ID, t.Action, t.Agent, t.Expires.UTC().Format(time.RFC3339))
+	}
+	return what
+}
+
+// RuleExpiredEvent is the audit event of a timed rule's end.
+func RuleExpiredEvent(t approvals.TimedRule) *audit.Event {
+	return &audit.Event{
+		Agent:      t.Agent,
+		Action:     t.Action,
+		Decision:   DecisionRuleExpired,
+		Tier:       t.Tier,
+		ArgsSHA256: t.ArgsSHA256,
+		Approval:   t.Record(),
+		Revision:   t.Revision,
+		Reason:     "ended: " + ruleText(t) + " (made by " + t.By + " on " + t.From + ")",
+	}
+}
+
+// DecisionRuleExpired is the decision of a timed rule's end event.
+const DecisionRuleExpired = "rule-expired"
 
 // ErrNoElicitation is what an Asker returns when its client cannot be
 // asked (it declared no elicitation, or its protocol has no way to).

@@ -46,6 +46,11 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 				g.log.Error("audit append failed for an approval decision", "approval", r.ID, "err", err)
 			}
 		},
+		OnRuleExpired: func(t approvals.TimedRule) {
+			if err := journal.Append(callpipe.RuleExpiredEvent(t)); err != nil {
+				g.log.Error("audit append failed for the end of a timed approval rule", "rule", t.ID, "err", err)
+			}
+		},
 	})
 	g.rev.Store(rev)
 	g.reloads.update(func(st *ReloadStatus) { st.Revision, st.LoadedAt = g.ws.Revision, time.Now().UTC() })
