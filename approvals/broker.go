@@ -157,6 +157,10 @@ type Options struct {
 	// (gateway.approvals.max_pending; default DefaultMaxPending); a call
 	// beyond it is refused with ErrTooManyPending.
 	MaxPendingPerAgent int
+	// OnOpened is called, outside the broker's lock, once per request
+	// this process opens (in the deployment: once per request), so the
+	// gateway can tell someone a call waits. It must not block.
+	OnOpened func(Request)
 	// OnRuleExpired is called once per timed rule (approve/deny --for)
 	// when its time is up, in the one process that recorded the end, so
 	// the gateway can audit it.
@@ -174,6 +178,7 @@ type Broker struct {
 	ttl           time.Duration
 	onDecision    func(Request)
 	onRuleExpired func(TimedRule)
+	onOpened      func(Request)
 	maxPending    int
 
 	store          Store
@@ -210,6 +215,7 @@ func New(opts Options) *Broker {
 		ttl:           opts.TTL,
 		onDecision:    opts.OnDecision,
 		onRuleExpired: opts.OnRuleExpired,
+		onOpened:      opts.OnOpened,
 		maxPending:    opts.MaxPendingPerAgent,
 		store:         opts.Store,
 		recheck:       cmp.Or(opts.Recheck, time.Second),

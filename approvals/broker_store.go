@@ -174,6 +174,9 @@ func (b *Broker) waitStore(ctx context.Context, key Key, info Info, opts WaitOpt
 		}
 		req := acq.Request
 		last = req
+		if acq.Opened && b.onOpened != nil {
+			b.onOpened(req)
+		}
 		if acq.Opened && opts.Opened != nil {
 			opts.Opened(req)
 		}
