@@ -62,6 +62,10 @@ type Options struct {
 	// own, the origins whose pages may open the live feed.
 	AllowedOrigins []string
 	Logger         *slog.Logger
+	// OnRefused, when set, is told of each request refused for its
+	// credentials: "no_token" or "unknown_token" (a counter; it must not
+	// block).
+	OnRefused func(reason string)
 }
 
 // Server serves the admin API and the console of one gateway process.
@@ -81,6 +85,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Status == nil {
 		opts.Status = func() any { return struct{}{} }
+	}
+	if opts.OnRefused == nil {
+		opts.OnRefused = func(string) {}
 	}
 	if opts.AllowOrigin == nil {
 		opts.AllowOrigin = func(*http.Request) bool { return true }
@@ -142,6 +149,7 @@ func (s *Server) Guard(h http.Handler) http.Handler {
 		if tok := identity.Bearer(r); tok != "" {
 			who, ok := s.identify(r.Context(), tok)
 			if !ok {
+				s.opts.OnRefused(identity.RefusedUnknownToken)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-admin", error="invalid_token"`)
 				jsonError(w, http.StatusUnauthorized, "the bearer token is not the admin token nor an operator's (agent tokens never work here); set $"+TokenEnv)
 				return
@@ -157,6 +165,7 @@ func (s *Server) Guard(h http.Handler) http.Handler {
 			h.ServeHTTP(w, withWho(r, who))
 			return
 		}
+		s.opts.OnRefused(identity.RefusedNoToken)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-admin"`)
 		jsonError(w, http.StatusUnauthorized, "send Authorization: Bearer <admin token> (gateway.admin_token; `toolgate approvals` reads $"+TokenEnv+")")
 	})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/identity"
 )
 
 // uiFiles are the operator console's assets, served from the binary:
@@ -179,6 +181,7 @@ func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
 	who, ok := s.identify(r.Context(), strings.TrimSpace(r.PostFormValue("token")))
 	if !ok {
 		s.log.Warn("console login refused", "remote", r.RemoteAddr)
+		s.opts.OnRefused(identity.RefusedUnknownToken)
 		s.serveUIFile(w, "login.html", http.StatusUnauthorized)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/admin"
 	"github.com/toolgate/toolgate/identity"
+	"github.com/toolgate/toolgate/metrics"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -24,6 +25,7 @@ func (g *Gateway) initAdmin(getenv func(string) string, agentTokens map[string]s
 		AllowOrigin:    g.allowOrigin,
 		AllowedOrigins: g.ws.Gateway.AllowedOrigins,
 		Logger:         g.log,
+		OnRefused:      func(reason string) { g.tokenRefused(metrics.EndpointAdmin, reason) },
 	}
 	// owners maps each admin-side secret to who holds it, to find reuse.
 	owners := map[string]string{}

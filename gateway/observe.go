@@ -103,6 +103,7 @@ func (o callObserver) CallDone(ctx context.Context, c callpipe.CallStats) {
 	s := o.m.Surface(c.Surface)
 	s.Decision(out)
 	s.Call(out, c.Duration)
+	o.m.AgentDecision(c.Agent, c.Surface, out)
 	var err error
 	if c.Failed != "" {
 		err = errors.New(c.Failed)
