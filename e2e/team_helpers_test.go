@@ -64,6 +64,7 @@ type teamOptions struct {
 	wait      string // approvals.wait (default 30s)
 	notify    string // the approvals.notify block, indented under approvals
 	arguments bool   // audit.arguments: redacted
+	env       []string
 }
 
 // teamDaemon starts a daemon on a fresh team workspace and returns it
@@ -80,7 +81,7 @@ func teamDaemon(t *testing.T, o teamOptions) (*daemon, string) {
 	dir := t.TempDir()
 	y := strings.NewReplacer("ARGVECHO", argvEcho, "WAIT", o.wait, "NOTIFY\n", o.notify, "ARGUMENTS", args).Replace(teamWorkspace)
 	ws := writeFile(t, dir, "toolgate.yaml", y)
-	return startDaemon(t, teamEnv, "-w", ws), filepath.Join(dir, "audit.jsonl")
+	return startDaemon(t, append(append([]string(nil), teamEnv...), o.env...), "-w", ws), filepath.Join(dir, "audit.jsonl")
 }
 
 // operatorCLI runs `toolgate approvals --server d.base args…` with token.
