@@ -65,6 +65,9 @@ type teamOptions struct {
 	notify    string // the approvals.notify block, indented under approvals
 	arguments bool   // audit.arguments: redacted
 	env       []string
+	// extra is appended to the workspace (top-level blocks); grants
+	// replaces writer's grants when set.
+	extra, grants string
 }
 
 // teamDaemon starts a daemon on a fresh team workspace and returns it
@@ -80,6 +83,10 @@ func teamDaemon(t *testing.T, o teamOptions) (*daemon, string) {
 	}
 	dir := t.TempDir()
 	y := strings.NewReplacer("ARGVECHO", argvEcho, "WAIT", o.wait, "NOTIFY\n", o.notify, "ARGUMENTS", args).Replace(teamWorkspace)
+	if o.grants != "" {
+		y = strings.Replace(y, "grants: [tool:notes:append, tool:vault:stash]", "grants: "+o.grants, 1)
+	}
+	y += o.extra
 	ws := writeFile(t, dir, "toolgate.yaml", y)
 	return startDaemon(t, append(append([]string(nil), teamEnv...), o.env...), "-w", ws), filepath.Join(dir, "audit.jsonl")
 }
