@@ -12,7 +12,8 @@ import (
 
 // A timed rule is an operator's decision that outlives one request:
 // `approve ID --for D` lets the same agent call the same tool, under the
-// same grant (so the same param_constraints) and workspace revision, for D
+// same grant (so the same param_constraints), workspace revision and tool
+// definition, for D
 // without asking again; `deny ID --for D` refuses the identical call (same
 // arguments) for D instead of opening a new request each time. Both are
 // made in the decision's own transaction (Decide.For), so a rule exists
@@ -42,6 +43,10 @@ type TimedRule struct {
 	Agent    string `json:"agent"`
 	Action   string `json:"action"`
 	Revision string `json:"revision"`
+	// Generation and Definition bind the rule like an approval (Key): the
+	// revision's generation and the tool's definition digest.
+	Generation int64  `json:"generation"`
+	Definition string `json:"definition,omitempty"`
 	// Grant is the grant the held call matched (approve: any call of the
 	// tool admitted by that same grant is covered).
 	Grant string `json:"grant,omitempty"`
@@ -77,7 +82,7 @@ func RuleFor(r Request, to State, by, reason string, now time.Time, d time.Durat
 		return TimedRule{}, fmt.Errorf("%w %s: give one between 1s and %s (a standing approval belongs in gateway.approvals.rules)", ErrBadFor, d, MaxFor)
 	}
 	t := TimedRule{
-		ID: id, Effect: to, Agent: r.Agent, Action: r.Action, Revision: r.Revision, Tier: r.Tier,
+		ID: id, Effect: to, Agent: r.Agent, Action: r.Action, Revision: r.Revision, Generation: r.Generation, Definition: r.Definition, Tier: r.Tier,
 		From: r.ID, By: by, Reason: reason, Created: now.UTC(), Expires: now.Add(d).UTC(),
 	}
 	switch to {
@@ -103,7 +108,8 @@ func NewRuleID() string {
 // at now: a denial covers the identical call, an approval any call of the
 // same agent, tool, grant and revision.
 func (t TimedRule) Covers(key Key, grant string, now time.Time) bool {
-	if t.Expired || !now.Before(t.Expires) || t.Agent != key.Agent || t.Action != key.Action || t.Revision != key.Revision {
+	if t.Expired || !now.Before(t.Expires) || t.Agent != key.Agent || t.Action != key.Action || t.Revision != key.Revision ||
+		t.Generation != key.Generation || t.Definition != key.Definition {
 		return false
 	}
 	if t.Effect == Denied {

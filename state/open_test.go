@@ -174,8 +174,7 @@ func TestPostgresConcurrentMigration(t *testing.T) {
 	}
 	defer s.Close()
 	var n int
-	// One row per migration step (common, audit, secrets, timed rules),
-	// each applied once.
+	// One row per migration step, each applied once.
 	if err := s.db.QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != len(migrations) {
 		t.Errorf("schema_migrations has %d rows (%v), want %d", n, err, len(migrations))
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/toolgate/toolgate/approvals"
 )
 
-const ruleCols = `id, effect, agent, action, revision, grant_text, args_sha256, tier, from_request, decided_by, reason, created, expires, expired`
+const ruleCols = `id, effect, agent, action, revision, generation, definition, grant_text, args_sha256, tier, from_request, decided_by, reason, created, expires, expired`
 
 // keepRules is how long ended timed rules stay in the table.
 const keepRules = 24 * time.Hour
@@ -19,7 +19,7 @@ func scanRule(sc rowScanner) (approvals.TimedRule, error) {
 	var effect string
 	var created, expires int64
 	var expired int
-	err := sc.Scan(&t.ID, &effect, &t.Agent, &t.Action, &t.Revision, &t.Grant, &t.ArgsSHA256, &t.Tier, &t.From, &t.By, &t.Reason,
+	err := sc.Scan(&t.ID, &effect, &t.Agent, &t.Action, &t.Revision, &t.Generation, &t.Definition, &t.Grant, &t.ArgsSHA256, &t.Tier, &t.From, &t.By, &t.Reason,
 		&created, &expires, &expired)
 	t.Effect, t.Created, t.Expires, t.Expired = approvals.State(effect), fromNS(created), fromNS(expires), expired != 0
 	return t, err
@@ -27,8 +27,8 @@ func scanRule(sc rowScanner) (approvals.TimedRule, error) {
 
 // insertRule stores a timed rule, in the transaction of its decision.
 func (s *sqlStore) insertRule(ctx context.Context, tx *sql.Tx, t approvals.TimedRule) error {
-	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO approval_rules (`+ruleCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`),
-		t.ID, string(t.Effect), t.Agent, t.Action, t.Revision, t.Grant, t.ArgsSHA256, t.Tier, t.From, t.By, t.Reason, ns(t.Created), ns(t.Expires))
+	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO approval_rules (`+ruleCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`),
+		t.ID, string(t.Effect), t.Agent, t.Action, t.Revision, t.Generation, t.Definition, t.Grant, t.ArgsSHA256, t.Tier, t.From, t.By, t.Reason, ns(t.Created), ns(t.Expires))
 	if err != nil {
 		return s.wrap("insert timed approval rule", err)
 	}
