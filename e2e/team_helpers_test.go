@@ -10,10 +10,10 @@ import (
 )
 
 // teamWorkspace is a team's workspace: two named operators beside the
-// shared admin token, a cautious write (notes:append, no rule approves
-// it), a strict one (vault:stash), a credential the redactor knows, and
-// NOTIFY / ARGUMENTS to fill in.
-const teamWorkspace = `version: 1
+// shared admin token, approvalsWorkspace's cautious write (notes:append;
+// here no rule approves it) and strict one (vault:stash), a credential the
+// redactor knows, and NOTIFY / ARGUMENTS to fill in.
+var teamWorkspace = `version: 1
 gateway:
   audit: {path: audit.jsonl ARGUMENTS}
   admin_token: {env: TG_ADMIN_TOKEN}
@@ -26,30 +26,7 @@ gateway:
 NOTIFY
 credentials:
   api: {env: TEAM_API_KEY}
-command_packs:
-  - id: notes
-    permission: cautious
-    credentials_ref: [api]
-    env: {API_KEY: "{credential.api}"}
-    commands:
-      - id: append
-        description: Append a line to the notes.
-        argv: [ARGVECHO, append, "{text}"]
-        inputs: {type: object, properties: {text: {type: string}}, required: [text]}
-        effects: write
-  - id: vault
-    permission: strict
-    commands:
-      - id: stash
-        description: Put an item in the vault.
-        argv: [ARGVECHO, stash, "{item}"]
-        inputs: {type: object, properties: {item: {type: string}}, required: [item]}
-        effects: write
-agents:
-  - id: writer
-    token: {env: WRITER_TOKEN}
-    grants: [tool:notes:append, tool:vault:stash]
-`
+` + approvalsWorkspace[strings.Index(approvalsWorkspace, "command_packs:"):]
 
 const (
 	aliceToken = "alice-operator-token-0123"
