@@ -41,6 +41,14 @@ type Options struct {
 	// answer 403 with it.
 	Token string
 	Off   string
+	// Operators are the named operators with a token of their own
+	// (gateway.operators); each decision they make is recorded under
+	// operator:<id>.
+	Operators []Operator
+	// OperatorJWT, when set, verifies a bearer JWT as an operator
+	// (gateway.identity.jwt.operator_claim) and returns its id, which it
+	// has checked is declared.
+	OperatorJWT func(ctx context.Context, token string) (string, error)
 	// Approvals is the broker on the deployment's shared store.
 	Approvals *approvals.Broker
 	// Audit reads the audit for the query and the console's feed.
@@ -54,14 +62,20 @@ type Options struct {
 	// own, the origins whose pages may open the live feed.
 	AllowedOrigins []string
 	Logger         *slog.Logger
+	// OnRefused, when set, is told of each request refused for its
+	// credentials: "no_token" or "unknown_token" (a counter; it must not
+	// block).
+	OnRefused func(reason string)
 }
 
 // Server serves the admin API and the console of one gateway process.
 type Server struct {
-	opts     Options
-	digest   [32]byte
-	sessions consoleSessions
-	log      *slog.Logger
+	opts      Options
+	digest    [32]byte
+	hasAdmin  bool
+	operators operatorTokens
+	sessions  consoleSessions
+	log       *slog.Logger
 }
 
 // New returns the admin server of opts.
@@ -72,36 +86,42 @@ func New(opts Options) *Server {
 	if opts.Status == nil {
 		opts.Status = func() any { return struct{}{} }
 	}
+	if opts.OnRefused == nil {
+		opts.OnRefused = func(string) {}
+	}
 	if opts.AllowOrigin == nil {
 		opts.AllowOrigin = func(*http.Request) bool { return true }
 	}
-	if opts.Off == "" && opts.Token == "" {
+	if opts.Off == "" && opts.Token == "" && len(opts.Operators) == 0 && opts.OperatorJWT == nil {
 		opts.Off = "the admin API is off: no admin token is set"
 	}
-	s := &Server{opts: opts, log: opts.Logger}
-	if opts.Off == "" {
-		s.digest = sha256.Sum256([]byte(opts.Token))
+	s := &Server{opts: opts, log: opts.Logger, operators: newOperatorTokens(opts.Operators)}
+	if opts.Off == "" && opts.Token != "" {
+		s.digest, s.hasAdmin = sha256.Sum256([]byte(opts.Token)), true
 	}
-	s.opts.Token = "" // only the digest is kept
+	s.opts.Token, s.opts.Operators = "", nil // only the digests are kept
 	return s
 }
 
 // On reports whether the admin API and the console answer at all.
 func (s *Server) On() bool { return s.opts.Off == "" }
 
-// IsToken compares tok with the admin token in constant time (false when
-// the admin API is off).
+// IsToken reports whether tok is the admin token or a named operator's
+// static token (false when the admin API is off): no agent may hold one.
 func (s *Server) IsToken(tok string) bool {
 	if !s.On() || tok == "" {
 		return false
 	}
 	d := sha256.Sum256([]byte(tok))
-	return subtle.ConstantTimeCompare(d[:], s.digest[:]) == 1
+	_, op := s.operators[d]
+	return op || (s.hasAdmin && subtle.ConstantTimeCompare(d[:], s.digest[:]) == 1)
 }
 
 // Mount adds the admin API and the operator console to mux.
 func (s *Server) Mount(mux *http.ServeMux) {
 	mux.Handle("GET /admin/status", s.Guard(http.HandlerFunc(s.handleStatus)))
+	mux.Handle("GET /admin/whoami", s.Guard(http.HandlerFunc(s.handleWhoami)))
+	mux.Handle("GET /admin/rules", s.Guard(http.HandlerFunc(s.handleRules)))
 	mux.Handle("GET /admin/approvals", s.Guard(http.HandlerFunc(s.handlePending)))
 	mux.Handle("GET /admin/approvals/{id}", s.Guard(http.HandlerFunc(s.handleApproval)))
 	mux.Handle("POST /admin/approvals/{id}/approve", s.Guard(http.HandlerFunc(s.handleApprove)))
@@ -123,23 +143,29 @@ func (s *Server) Guard(h http.Handler) http.Handler {
 			jsonError(w, http.StatusForbidden, s.opts.Off)
 			return
 		}
-		if tok := identity.Bearer(r); tok != "" {
-			if !s.IsToken(tok) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-admin", error="invalid_token"`)
-				jsonError(w, http.StatusUnauthorized, "the bearer token is not the admin token (agent tokens never work here); set $"+TokenEnv)
-				return
-			}
-			h.ServeHTTP(w, r)
+		if refuseTokenInURL(w, r) {
 			return
 		}
-		if s.consoleSession(r) {
+		if tok := identity.Bearer(r); tok != "" {
+			who, ok := s.identify(r.Context(), tok)
+			if !ok {
+				s.opts.OnRefused(identity.RefusedUnknownToken)
+				w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-admin", error="invalid_token"`)
+				jsonError(w, http.StatusUnauthorized, "the bearer token is not the admin token nor an operator's (agent tokens never work here); set $"+TokenEnv)
+				return
+			}
+			h.ServeHTTP(w, withWho(r, who))
+			return
+		}
+		if who, ok := s.consoleSession(r); ok {
 			if !sameOrigin(r) || (r.Method != http.MethodGet && r.Header.Get(consoleHeader) == "") {
 				jsonError(w, http.StatusForbidden, "console requests must come from the console itself")
 				return
 			}
-			h.ServeHTTP(w, r)
+			h.ServeHTTP(w, withWho(r, who))
 			return
 		}
+		s.opts.OnRefused(identity.RefusedNoToken)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-admin"`)
 		jsonError(w, http.StatusUnauthorized, "send Authorization: Bearer <admin token> (gateway.admin_token; `toolgate approvals` reads $"+TokenEnv+")")
 	})

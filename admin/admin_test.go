@@ -27,8 +27,12 @@ func TestGuard(t *testing.T) {
 		{"approve unknown id", "POST", "/admin/approvals/ap-nope/approve", adminAuth, 404},
 		{"agent token approving", "POST", "/admin/approvals/ap-nope/approve", map[string]string{"Authorization": "Bearer reader-tok"}, 401},
 		{"console without session", "GET", "/ui/", nil, 200}, // the login form
-		{"console with a wrong token", "GET", "/ui/?token=nope", nil, 401},
-		{"console with the token once", "GET", "/ui/?token=admin-tok", nil, 303},
+		// Attack: a token in a URL is refused, right or wrong, and starts
+		// no session (TestConsoleTokenInURL checks the answer says why).
+		{"console with a wrong token in the URL", "GET", "/ui/?token=nope", nil, 400},
+		{"console with the token in the URL", "GET", "/ui/?token=admin-tok", nil, 400},
+		{"api with the token in the URL", "GET", "/admin/status?token=admin-tok", nil, 400},
+		{"api with access_token in the URL", "GET", "/admin/approvals?access_token=admin-tok", nil, 400},
 		{"websocket without session", "GET", "/ui/ws", nil, 401},
 	}
 	for _, c := range cases {

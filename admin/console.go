@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/identity"
 )
 
 // uiFiles are the operator console's assets, served from the binary:
@@ -35,10 +37,16 @@ const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img
 // standing in for the admin token, which never reaches a cookie.
 type consoleSessions struct {
 	mu sync.Mutex
-	m  map[string]time.Time
+	m  map[string]consoleSession
 }
 
-func (s *consoleSessions) create() string {
+// consoleSession is one login: who signed in, until when.
+type consoleSession struct {
+	who string
+	exp time.Time
+}
+
+func (s *consoleSessions) create(who string) string {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
@@ -46,22 +54,26 @@ func (s *consoleSessions) create() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = map[string]time.Time{}
+		s.m = map[string]consoleSession{}
 	}
-	for k, exp := range s.m {
-		if now.After(exp) {
+	for k, c := range s.m {
+		if now.After(c.exp) {
 			delete(s.m, k)
 		}
 	}
-	s.m[id] = now.Add(consoleSessionTTL)
+	s.m[id] = consoleSession{who: who, exp: now.Add(consoleSessionTTL)}
 	return id
 }
 
-func (s *consoleSessions) valid(id string) bool {
+// valid returns who holds the live session id.
+func (s *consoleSessions) valid(id string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.m[id]
-	return ok && time.Now().Before(exp)
+	c, ok := s.m[id]
+	if !ok || !time.Now().Before(c.exp) {
+		return "", false
+	}
+	return c.who, true
 }
 
 func (s *consoleSessions) end(id string) {
@@ -70,10 +82,13 @@ func (s *consoleSessions) end(id string) {
 	delete(s.m, id)
 }
 
-// consoleSession reports whether r carries a live console session.
-func (s *Server) consoleSession(r *http.Request) bool {
+// consoleSession returns who is signed in on r's console session.
+func (s *Server) consoleSession(r *http.Request) (string, bool) {
 	c, err := r.Cookie(consoleCookie)
-	return err == nil && c.Value != "" && s.sessions.valid(c.Value)
+	if err != nil || c.Value == "" {
+		return "", false
+	}
+	return s.sessions.valid(c.Value)
 }
 
 // sameOrigin reports whether a browser request comes from the page this
@@ -112,8 +127,8 @@ func consoleHeaders(h http.Handler) http.Handler {
 }
 
 // consolePage serves the console to a logged-in operator and the login
-// form to anyone else. /ui/?token=… logs in once and drops the token from
-// the address bar.
+// form to anyone else. A token in the address (/ui/?token=…) is refused
+// (refuseTokenInURL): the console logs in by POST only.
 func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
 	if !s.opts.AllowOrigin(r) {
 		http.Error(w, "forbidden: this Host may not reach toolgate (DNS rebinding protection)", http.StatusForbidden)
@@ -123,20 +138,34 @@ func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolgate console: "+s.opts.Off, http.StatusForbidden)
 		return
 	}
-	if tok := r.URL.Query().Get("token"); tok != "" {
-		if !s.IsToken(tok) {
-			s.serveUIFile(w, "login.html", http.StatusUnauthorized)
-			return
-		}
-		s.startSession(w)
-		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+	if refuseTokenInURL(w, r) {
 		return
 	}
-	if !s.consoleSession(r) {
+	if _, ok := s.consoleSession(r); !ok {
 		s.serveUIFile(w, "login.html", http.StatusOK)
 		return
 	}
 	s.serveUIFile(w, "index.html", http.StatusOK)
+}
+
+// urlSecretParams are query parameters that would carry a secret in a URL.
+var urlSecretParams = []string{"token", "access_token", "admin_token"}
+
+// refuseTokenInURL answers 400 to a request whose URL carries a token,
+// right or wrong, and reports whether it did. Trust boundary: a secret in
+// a URL lands in browser history, proxy and server logs and Referer
+// headers, so no admin route takes one there; the console's login is a
+// POST (/ui/login) and the API takes Authorization: Bearer.
+func refuseTokenInURL(w http.ResponseWriter, r *http.Request) bool {
+	q := r.URL.Query()
+	for _, p := range urlSecretParams {
+		if q.Has(p) {
+			jsonError(w, http.StatusBadRequest, "a token is never taken in a URL (?"+p+"=…): it would stay in browser history, logs and Referer headers. "+
+				"Sign in with the form at /ui/ (POST /ui/login), or send Authorization: Bearer <token>; and treat the token in that URL as exposed — rotate it")
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
@@ -148,13 +177,16 @@ func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "toolgate console: "+s.opts.Off, http.StatusForbidden)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if !s.IsToken(r.PostFormValue("token")) {
+	r.Body = http.MaxBytesReader(w, r.Body, 32<<10) // room for a JWT
+	who, ok := s.identify(r.Context(), strings.TrimSpace(r.PostFormValue("token")))
+	if !ok {
 		s.log.Warn("console login refused", "remote", r.RemoteAddr)
+		s.opts.OnRefused(identity.RefusedUnknownToken)
 		s.serveUIFile(w, "login.html", http.StatusUnauthorized)
 		return
 	}
-	s.startSession(w)
+	s.log.Info("console login", "operator", who, "remote", r.RemoteAddr)
+	s.startSession(w, who)
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
 
@@ -170,9 +202,9 @@ func (s *Server) consoleLogout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
 
-func (s *Server) startSession(w http.ResponseWriter) {
+func (s *Server) startSession(w http.ResponseWriter, who string) {
 	http.SetCookie(w, &http.Cookie{
-		Name: consoleCookie, Value: s.sessions.create(), Path: "/",
+		Name: consoleCookie, Value: s.sessions.create(who), Path: "/",
 		MaxAge: int(consoleSessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 	})
 }

@@ -65,7 +65,8 @@ func TestConsoleSession(t *testing.T) {
 func TestConsoleLogout(t *testing.T) {
 	t.Parallel()
 	e := newAdminEnv(t, nil)
-	login := do(t, "GET", e.srv.URL+"/ui/?token=admin-tok", nil, "")
+	login := do(t, "POST", e.srv.URL+"/ui/login", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": e.srv.URL},
+		url.Values{"token": {"admin-tok"}}.Encode())
 	var session string
 	for _, c := range login.Cookies() {
 		if c.Name == consoleCookie {
@@ -107,21 +108,50 @@ func TestConsoleHeaders(t *testing.T) {
 func TestConsoleSessionsExpire(t *testing.T) {
 	t.Parallel()
 	var s consoleSessions
-	id := s.create()
-	if !s.valid(id) || s.valid("other") {
-		t.Fatal("a new session is not valid, or a made-up one is")
+	id := s.create("operator:alice")
+	if who, ok := s.valid(id); !ok || who != "operator:alice" {
+		t.Fatalf("a new session: %q %v, want operator:alice", who, ok)
+	}
+	if _, ok := s.valid("other"); ok {
+		t.Fatal("a made-up session is valid")
 	}
 	s.mu.Lock()
-	s.m[id] = time.Now().Add(-time.Second)
+	s.m[id] = consoleSession{who: "operator:alice", exp: time.Now().Add(-time.Second)}
 	s.mu.Unlock()
-	if s.valid(id) {
+	if _, ok := s.valid(id); ok {
 		t.Error("an expired session is valid")
 	}
-	s.create() // prunes the expired one
+	s.create("operator") // prunes the expired one
 	s.mu.Lock()
 	_, kept := s.m[id]
 	s.mu.Unlock()
 	if kept {
 		t.Error("an expired session was not pruned")
+	}
+}
+
+// TestConsoleTokenInURL is the attack of a login link: GET /ui/?token=…
+// with the right token is refused, says why and how to sign in, and sets
+// no session cookie.
+func TestConsoleTokenInURL(t *testing.T) {
+	t.Parallel()
+	e := newAdminEnv(t, nil)
+	resp := do(t, "GET", e.srv.URL+"/ui/?token=admin-tok", nil, "")
+	body := readBody(t, resp)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("GET /ui/?token=: %s, want 400", resp.Status)
+	}
+	for _, want := range []string{"never taken in a URL", "POST /ui/login", "rotate"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("answer %q does not say %q", body, want)
+		}
+	}
+	if strings.Contains(body, "admin-tok") {
+		t.Errorf("the answer echoes the token: %q", body)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == consoleCookie && c.Value != "" {
+			t.Errorf("a session was started from a URL token: %+v", c)
+		}
 	}
 }

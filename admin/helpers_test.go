@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -111,3 +112,12 @@ func do(t *testing.T, method, u string, hdr map[string]string, body string) *htt
 }
 
 var adminAuth = map[string]string{"Authorization": "Bearer admin-tok"}
+
+func readBody(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -90,6 +90,9 @@ type Key struct {
 // Info is what an operator is shown about a call, fixed when the request is
 // opened. Arguments and Argv must already be redacted.
 type Info struct {
+	// Grant is the grant the call matched, as written (approve --for
+	// covers the calls that grant admits).
+	Grant     string
 	Arguments json.RawMessage
 	Argv      []string
 	Tier      string
@@ -107,6 +110,7 @@ type Request struct {
 	// Generation and Definition complete the binding (Key).
 	Generation int64           `json:"generation"`
 	Definition string          `json:"definition,omitempty"`
+	Grant      string          `json:"grant,omitempty"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Argv       []string        `json:"argv,omitempty"`
 	Tier       string          `json:"tier"`
@@ -119,6 +123,9 @@ type Request struct {
 	DecidedBy  string    `json:"decided_by,omitempty"`
 	DecidedAt  time.Time `json:"decided_at,omitzero"`
 	DenyReason string    `json:"deny_reason,omitempty"`
+	// Rule is the timed rule the decision made (approve/deny --for); it is
+	// set on the decision's answer only, not on later reads.
+	Rule *TimedRule `json:"rule,omitempty"`
 }
 
 // Key returns the binding of the request.
@@ -129,11 +136,17 @@ func (r Request) Key() Key {
 // Record is the audit event's "approval" field for a call that ran under
 // this request: which request, who approved it and when.
 func (r Request) Record() json.RawMessage {
-	b, _ := json.Marshal(struct {
-		ID string    `json:"id"`
-		By string    `json:"by"`
-		At time.Time `json:"at"`
-	}{r.ID, r.DecidedBy, r.DecidedAt.UTC()})
+	rec := struct {
+		ID    string    `json:"id"`
+		By    string    `json:"by"`
+		At    time.Time `json:"at"`
+		Rule  string    `json:"rule,omitempty"`
+		Until time.Time `json:"until,omitzero"`
+	}{ID: r.ID, By: r.DecidedBy, At: r.DecidedAt.UTC()}
+	if r.Rule != nil {
+		rec.Rule, rec.Until = r.Rule.ID, r.Rule.Expires.UTC()
+	}
+	b, _ := json.Marshal(rec)
 	return b
 }
 
@@ -153,6 +166,14 @@ type Options struct {
 	// (gateway.approvals.max_pending; default DefaultMaxPending); a call
 	// beyond it is refused with ErrTooManyPending.
 	MaxPendingPerAgent int
+	// OnOpened is called, outside the broker's lock, once per request
+	// this process opens (in the deployment: once per request), so the
+	// gateway can tell someone a call waits. It must not block.
+	OnOpened func(Request)
+	// OnRuleExpired is called once per timed rule (approve/deny --for)
+	// when its time is up, in the one process that recorded the end, so
+	// the gateway can audit it.
+	OnRuleExpired func(TimedRule)
 	// Recheck is how often a waiting call looks at the store even without
 	// a notification, a safety net for one lost with a connection
 	// (default 1s). Sweep is how often expired requests are expired
@@ -163,9 +184,11 @@ type Options struct {
 // Broker holds the approval requests of one process. It is safe for
 // concurrent use.
 type Broker struct {
-	ttl        time.Duration
-	onDecision func(Request)
-	maxPending int
+	ttl           time.Duration
+	onDecision    func(Request)
+	onRuleExpired func(TimedRule)
+	onOpened      func(Request)
+	maxPending    int
 
 	store          Store
 	recheck, sweep time.Duration
@@ -176,6 +199,7 @@ type Broker struct {
 	byID   map[string]*entry
 	latest map[Key]*entry
 	subs   map[chan struct{}]struct{}
+	rules  []TimedRule // without a store: the timed rules
 	closed bool
 }
 
@@ -197,15 +221,17 @@ func New(opts Options) *Broker {
 		opts.MaxPendingPerAgent = DefaultMaxPending
 	}
 	b := &Broker{
-		ttl:        opts.TTL,
-		onDecision: opts.OnDecision,
-		maxPending: opts.MaxPendingPerAgent,
-		store:      opts.Store,
-		recheck:    cmp.Or(opts.Recheck, time.Second),
-		sweep:      cmp.Or(opts.Sweep, time.Second),
-		byID:       map[string]*entry{},
-		latest:     map[Key]*entry{},
-		subs:       map[chan struct{}]struct{}{},
+		ttl:           opts.TTL,
+		onDecision:    opts.OnDecision,
+		onRuleExpired: opts.OnRuleExpired,
+		onOpened:      opts.OnOpened,
+		maxPending:    opts.MaxPendingPerAgent,
+		store:         opts.Store,
+		recheck:       cmp.Or(opts.Recheck, time.Second),
+		sweep:         cmp.Or(opts.Sweep, time.Second),
+		byID:          map[string]*entry{},
+		latest:        map[Key]*entry{},
+		subs:          map[chan struct{}]struct{}{},
 	}
 	if b.store != nil {
 		b.stopSweep, b.sweepDone = make(chan struct{}), make(chan struct{})
@@ -277,12 +303,14 @@ func (b *Broker) Approve(id, by string) (Request, error) {
 	return b.ApproveContext(context.Background(), id, by)
 }
 
-// Deny refuses a pending request for good; reason is shown to the agent.
+// Deny refuses a pending request: the calls waiting on it, and the next
+// identical call once, are told why (reason); the call after that asks
+// again. DenyFor refuses the identical call for a while instead.
 func (b *Broker) Deny(id, by, reason string) (Request, error) {
 	return b.DenyContext(context.Background(), id, by, reason)
 }
 
-func (b *Broker) decide(id string, to State, by, reason string) (Request, error) {
+func (b *Broker) decide(id string, to State, by, reason string, forD time.Duration) (Request, error) {
 	b.mu.Lock()
 	e, ok := b.byID[id]
 	if !ok {
@@ -302,6 +330,17 @@ func (b *Broker) decide(id string, to State, by, reason string) (Request, error)
 		b.notify(req)
 		return Request{}, fmt.Errorf("%w: %s is %s", ErrFinal, id, Expired)
 	}
+	var rule *TimedRule
+	if forD != 0 {
+		t, err := RuleFor(e.req, to, by, reason, now, forD, NewRuleID())
+		if err != nil {
+			b.mu.Unlock()
+			return Request{}, err
+		}
+		rule = &t
+		b.rules = append(b.rules, t)
+		b.armRuleLocked(t)
+	}
 	e.req.State, e.req.DecidedBy, e.req.DecidedAt, e.req.DenyReason = to, by, now, reason
 	if to == Approved {
 		e.req.Expires = now.Add(b.ttl)
@@ -311,9 +350,33 @@ func (b *Broker) decide(id string, to State, by, reason string) (Request, error)
 	}
 	close(e.done)
 	req := e.req
+	req.Rule = rule
 	b.mu.Unlock()
 	b.notify(req)
 	return req, nil
+}
+
+// armRuleLocked ends a timed rule kept in memory when its time is up.
+func (b *Broker) armRuleLocked(t TimedRule) {
+	if b.closed {
+		return
+	}
+	time.AfterFunc(time.Until(t.Expires), func() {
+		b.mu.Lock()
+		found := false
+		for i := range b.rules {
+			if b.rules[i].ID == t.ID && !b.rules[i].Expired {
+				b.rules[i].Expired, found = true, true
+				t = b.rules[i]
+				b.rules = append(b.rules[:i], b.rules[i+1:]...)
+				break
+			}
+		}
+		b.mu.Unlock()
+		if found && b.onRuleExpired != nil {
+			b.onRuleExpired(t)
+		}
+	})
 }
 
 // Grant records a call approved on the spot (by an approval rule): the
@@ -372,7 +435,7 @@ func (b *Broker) notify(decided Request) {
 func (b *Broker) newEntry(key Key, info Info, now time.Time) *entry {
 	return &entry{
 		req: Request{
-			ID: newID(), Agent: key.Agent, Action: key.Action, ArgsSHA256: key.ArgsSHA256, Revision: key.Revision,
+			ID: newID(), Agent: key.Agent, Action: key.Action, ArgsSHA256: key.ArgsSHA256, Revision: key.Revision, Grant: info.Grant,
 			Generation: key.Generation, Definition: key.Definition,
 			Arguments: info.Arguments, Argv: info.Argv, Tier: info.Tier, Reason: info.Reason, Payload: info.Payload,
 			State: Pending, Created: now, Expires: now.Add(b.ttl),

@@ -36,21 +36,35 @@ func (b *Broker) PendingContext(ctx context.Context) ([]Request, error) {
 
 // ApproveContext is Approve with a context (the store may be remote).
 func (b *Broker) ApproveContext(ctx context.Context, id, by string) (Request, error) {
-	return b.decideContext(ctx, id, Approved, by, "")
+	return b.decideContext(ctx, id, Approved, by, "", 0)
 }
 
 // DenyContext is Deny with a context.
 func (b *Broker) DenyContext(ctx context.Context, id, by, reason string) (Request, error) {
-	return b.decideContext(ctx, id, Denied, by, reason)
+	return b.decideContext(ctx, id, Denied, by, reason, 0)
 }
 
-func (b *Broker) decideContext(ctx context.Context, id string, to State, by, reason string) (Request, error) {
+// ApproveFor approves a pending request and, in the same transaction,
+// lets the same agent call the same tool under the same grant and
+// revision for d without asking (a timed rule, in the answer's Rule).
+// A strict request is refused with ErrStrictFor and stays pending.
+func (b *Broker) ApproveFor(ctx context.Context, id, by string, d time.Duration) (Request, error) {
+	return b.decideContext(ctx, id, Approved, by, "", d)
+}
+
+// DenyFor denies a pending request and refuses the identical call for d
+// (a timed rule, in the answer's Rule) instead of opening a new request.
+func (b *Broker) DenyFor(ctx context.Context, id, by, reason string, d time.Duration) (Request, error) {
+	return b.decideContext(ctx, id, Denied, by, reason, d)
+}
+
+func (b *Broker) decideContext(ctx context.Context, id string, to State, by, reason string, forD time.Duration) (Request, error) {
 	if b.store == nil {
-		return b.decide(id, to, by, reason)
+		return b.decide(id, to, by, reason, forD)
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	r, expired, err := b.store.DecideApproval(ctx, Decide{ID: id, To: to, By: by, Reason: reason, Now: time.Now(), TTL: b.ttl})
+	r, expired, err := b.store.DecideApproval(ctx, Decide{ID: id, To: to, By: by, Reason: reason, Now: time.Now(), TTL: b.ttl, For: forD, RuleID: NewRuleID()})
 	if err == nil || expired {
 		// This process's update made the transition: it alone reports it.
 		b.report(r)
@@ -68,7 +82,7 @@ func (b *Broker) GrantContext(ctx context.Context, key Key, info Info, by string
 	}
 	now := time.Now().UTC()
 	r := Request{
-		ID: newID(), Agent: key.Agent, Action: key.Action, ArgsSHA256: key.ArgsSHA256, Revision: key.Revision,
+		ID: newID(), Agent: key.Agent, Action: key.Action, ArgsSHA256: key.ArgsSHA256, Revision: key.Revision, Grant: info.Grant,
 		Generation: key.Generation, Definition: key.Definition,
 		Arguments: info.Arguments, Argv: info.Argv, Tier: info.Tier, Reason: info.Reason, Payload: info.Payload,
 		State: Used, Created: now, Expires: now.Add(b.ttl), DecidedBy: by, DecidedAt: now,
@@ -107,6 +121,14 @@ func (b *Broker) sweeper() {
 		cancel()
 		if err == nil {
 			b.report(expired...)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), storeTimeout)
+		ended, err := b.store.ExpireApprovalRules(ctx, time.Now())
+		cancel()
+		if err == nil && b.onRuleExpired != nil {
+			for _, t := range ended {
+				b.onRuleExpired(t)
+			}
 		}
 	}
 }
@@ -153,6 +175,9 @@ func (b *Broker) waitStore(ctx context.Context, key Key, info Info, opts WaitOpt
 		}
 		req := acq.Request
 		last = req
+		if acq.Opened && b.onOpened != nil {
+			b.onOpened(req)
+		}
 		if acq.Opened && opts.Opened != nil {
 			opts.Opened(req)
 		}

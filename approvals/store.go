@@ -46,6 +46,15 @@ type Store interface {
 	// ExpireApprovals expires every live request past its expiry and
 	// returns those this call expired (no other caller gets them).
 	ExpireApprovals(ctx context.Context, now time.Time) ([]Request, error)
+	// MatchApprovalRule returns the live timed rule deciding a call (see
+	// TimedRule.Covers; a denial before an approval).
+	MatchApprovalRule(ctx context.Context, q RuleQuery) (TimedRule, bool, error)
+	// ApprovalRules lists the live timed rules, oldest first.
+	ApprovalRules(ctx context.Context, now time.Time) ([]TimedRule, error)
+	// ExpireApprovalRules marks every live timed rule past its end as
+	// expired and returns those this call marked (no other caller gets
+	// them).
+	ExpireApprovalRules(ctx context.Context, now time.Time) ([]TimedRule, error)
 	// WatchApprovals returns a channel that receives (coalesced, never
 	// blocking the store) after any change to any request by any process,
 	// and a function that ends the subscription.
@@ -86,4 +95,9 @@ type Decide struct {
 	Now    time.Time
 	// TTL is how long an approval stays usable from now.
 	TTL time.Duration
+	// For, when set, also makes a timed rule (RuleFor) with id RuleID in
+	// the same transaction; the answer carries it in Request.Rule. A rule
+	// RuleFor refuses leaves the request pending and is the error.
+	For    time.Duration
+	RuleID string
 }

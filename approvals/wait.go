@@ -171,6 +171,9 @@ func (b *Broker) acquire(key Key, info Info, opened func(Request)) (res Result, 
 	}
 	if created {
 		b.notify(Request{})
+		if b.onOpened != nil {
+			b.onOpened(snap)
+		}
 		if opened != nil {
 			opened(snap)
 		}

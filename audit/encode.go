@@ -45,6 +45,12 @@ func appendEvent(dst []byte, ev *Event) ([]byte, error) {
 	dst = strictjson.AppendStringNoHTML(dst, ev.Payload.Effects)
 	dst = append(dst, `},"args_sha256":`...)
 	dst = strictjson.AppendStringNoHTML(dst, ev.ArgsSHA256)
+	if len(ev.Arguments) > 0 {
+		dst = append(dst, `,"arguments":`...)
+		if dst, err = appendRaw(dst, ev.Arguments); err != nil {
+			return nil, fmt.Errorf("encode audit event: arguments: %w", err)
+		}
+	}
 	if len(ev.Argv) > 0 {
 		dst = append(dst, `,"argv":[`...)
 		for i, a := range ev.Argv {
@@ -125,7 +131,7 @@ func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 // newline, and returns the line's hash. The hash covers exactly the bytes of
 // the line up to its hash field, closed with "}".
 func encodeLine(ev *Event) ([]byte, string, error) {
-	size := 384 + len(ev.Reason) + len(ev.Error) + len(ev.Approval)
+	size := 384 + len(ev.Reason) + len(ev.Error) + len(ev.Approval) + len(ev.Arguments)
 	for _, a := range ev.Argv {
 		size += len(a) + 3
 	}

@@ -66,6 +66,7 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 		}},
 		{"approval compacted", func(e *Event) { e.Approval = json.RawMessage(" {\"id\" : \"a1\",\n \"by\": [ \"ops\" ] } ") }},
 		{"approval null", func(e *Event) { e.Approval = json.RawMessage("null") }},
+		{"arguments compacted", func(e *Event) { e.Arguments = json.RawMessage(" {\"path\" : \"a<b>\",\n \"n\": [ 1, 2 ] } ") }},
 		{"checkpoint", func(e *Event) {
 			e.Decision, e.Checkpoint = DecisionCheckpoint, &Checkpoint{Seq: 41, Hash: strings.Repeat("cd", 32), Key: "ed25519:AAAA", Sig: "c2ln+/=="}
 		}},
@@ -118,6 +119,7 @@ func TestAppendEventRefusesWhatEncodingJSONRefuses(t *testing.T) {
 		{"approval not JSON", Event{Approval: json.RawMessage(`{"id":`)}},
 		{"approval two values", Event{Approval: json.RawMessage(`{} {}`)}},
 		{"approval empty", Event{Approval: json.RawMessage{}}},
+		{"arguments not JSON", Event{Arguments: json.RawMessage(`{"path":`)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

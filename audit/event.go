@@ -48,6 +48,10 @@ type Event struct {
 	Payload Payload `json:"payload"`
 	// ArgsSHA256 is ArgsDigest of the call's arguments; approvals bind to it.
 	ArgsSHA256 string `json:"args_sha256"`
+	// Arguments are the call's arguments with every credential redacted,
+	// on decision events only and only under gateway.audit.arguments:
+	// redacted (the default records the digest alone).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Argv is the command line a pack command ran with (already redacted).
 	Argv []string `json:"argv,omitempty"`
 	// Exit is the command's exit status, when one ran.

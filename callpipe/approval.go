@@ -11,7 +11,6 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/redact"
-	"github.com/toolgate/toolgate/strictjson"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -29,17 +28,20 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	call := req.Call
 	key := approvals.Key{Agent: req.Agent, Action: ev.Action, ArgsSHA256: call.Digest, Revision: snap.Revision, Generation: snap.Generation, Definition: def}
 	info := approvals.Info{
-		Argv: p.redactAll(preview),
-		Tier: string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
+		Grant: d.Grant,
+		Argv:  p.redactAll(preview),
+		Tier:  string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
 	}
-	if args, ok := p.redactor.JSON(call.ArgsJSON); ok {
-		info.Arguments = args
+	if ev.Arguments != nil {
+		info.Arguments = ev.Arguments
 	} else {
-		// A credential outside any string (a number): show the text redacted.
-		info.Arguments = json.RawMessage(strictjson.AppendString(nil, p.redactor.Redact(string(call.ArgsJSON))))
+		info.Arguments = p.redactedArguments(call)
 	}
 	if preview == nil {
 		info.Argv = nil
+	}
+	if res, refused, decided := p.timedRule(ctx, key, d, ev); decided {
+		return res, refused
 	}
 	if by := snap.ruleApprover(d, req.Agent, req.Surface, call.Name, call.Args); by != "" {
 		approvedCall(ev, d, p.approvals.Grant(key, info, by), p.redactor)
@@ -108,6 +110,36 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 		hint = "approval pending " + r.ID + " (the client stopped waiting)"
 	}
 	return p.refuse(ctx, ev, hint), true
+}
+
+// timedRule applies an operator's approve --for or deny --for to a call
+// that needs approval: decided reports that a rule decided it, refused
+// that it refused it (the refusal in res); an approval leaves ev
+// recording the rule and the call runs.
+// A store that cannot answer decides nothing here: the wait that follows
+// fails closed on its own.
+func (p *Pipeline) timedRule(ctx context.Context, key approvals.Key, d grantcheck.Decision, ev *audit.Event) (res Result, refused, decided bool) {
+	t, ok, err := p.approvals.MatchRule(ctx, key, d.Grant)
+	if err != nil {
+		p.log.Warn("timed approval rules unreadable; the call waits for a decision", "action", key.Action, "err", err)
+		return Result{}, false, false
+	}
+	if !ok {
+		return Result{}, false, false
+	}
+	ev.Approval = t.Record()
+	until := t.Expires.UTC().Format(time.RFC3339)
+	if t.Effect == approvals.Denied {
+		ev.Decision = string(grantcheck.Deny)
+		ev.Reason = fmt.Sprintf("denied by %s until %s (deny --for, rule %s from %s)", t.By, until, t.ID, t.From)
+		if t.Reason != "" {
+			ev.Reason += ": " + p.redactor.Redact(t.Reason)
+		}
+		return p.refuse(ctx, ev, ev.Reason), true, true
+	}
+	ev.Decision = string(grantcheck.Allow)
+	ev.Reason = fmt.Sprintf("%s; approved by %s until %s (approve --for, rule %s from %s)", p.redactor.Redact(d.Reason), t.By, until, t.ID, t.From)
+	return Result{}, false, true
 }
 
 // approvedCall marks ev as allowed under approval r.
@@ -179,8 +211,38 @@ func ApprovalEvent(r approvals.Request, red *redact.Redactor) *audit.Event {
 	case approvals.Expired:
 		ev.Reason = "approval " + r.ID + " expired unused"
 	}
+	if t := r.Rule; t != nil {
+		ev.Reason += "; " + ruleText(*t)
+	}
 	return ev
 }
+
+// ruleText says what a timed rule does, for the audit.
+func ruleText(t approvals.TimedRule) string {
+	d := t.Expires.Sub(t.Created).Round(time.Second)
+	what := fmt.Sprintf("approve --for %s (rule %s): %s may call %s under grant %q without asking until %s", d, t.ID, t.Agent, t.Action, t.Grant, t.Expires.UTC().Format(time.RFC3339))
+	if t.Effect == approvals.Denied {
+		what = fmt.Sprintf("deny --for %s (rule %s): the identical call of %s by %s is refused until %s", d, t.ID, t.Action, t.Agent, t.Expires.UTC().Format(time.RFC3339))
+	}
+	return what
+}
+
+// RuleExpiredEvent is the audit event of a timed rule's end.
+func RuleExpiredEvent(t approvals.TimedRule) *audit.Event {
+	return &audit.Event{
+		Agent:      t.Agent,
+		Action:     t.Action,
+		Decision:   DecisionRuleExpired,
+		Tier:       t.Tier,
+		ArgsSHA256: t.ArgsSHA256,
+		Approval:   t.Record(),
+		Revision:   t.Revision,
+		Reason:     "ended: " + ruleText(t) + " (made by " + t.By + " on " + t.From + ")",
+	}
+}
+
+// DecisionRuleExpired is the decision of a timed rule's end event.
+const DecisionRuleExpired = "rule-expired"
 
 // ErrNoElicitation is what an Asker returns when its client cannot be
 // asked (it declared no elicitation, or its protocol has no way to).

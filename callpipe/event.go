@@ -1,10 +1,12 @@
 package callpipe
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/redact"
+	"github.com/toolgate/toolgate/strictjson"
 )
 
 // Verbs of audit actions about a tool: "<provider>:<verb>:<surface>:<member>".
@@ -44,6 +46,9 @@ func (p *Pipeline) newCallEvent(req Request, name string, snap *Snapshot) *audit
 	ev.TraceID = req.TraceID
 	if req.Call != nil {
 		ev.ArgsSHA256 = req.Call.Digest
+		if snap.AuditArguments {
+			ev.Arguments = p.redactedArguments(req.Call)
+		}
 	} else {
 		ev.ArgsSHA256 = audit.ArgsDigest(nil)
 	}
@@ -82,4 +87,14 @@ func outcomeEvent(decision *audit.Event, out Outcome, r *redact.Redactor) *audit
 		ev.Reason = strings.TrimPrefix(ev.Reason+"; "+out.Note, "; ")
 	}
 	return ev
+}
+
+// redactedArguments are a call's arguments as an operator or the audit
+// may see them: every credential redacted.
+func (p *Pipeline) redactedArguments(call *Call) json.RawMessage {
+	if args, ok := p.redactor.JSON(call.ArgsJSON); ok {
+		return args
+	}
+	// A credential outside any string (a number): show the text redacted.
+	return json.RawMessage(strictjson.AppendString(nil, p.redactor.Redact(string(call.ArgsJSON))))
 }

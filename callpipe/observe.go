@@ -20,6 +20,8 @@ type Observer interface {
 // CallStats is what an Observer learns about one call. It carries no
 // arguments and no reason: they may quote what the agent sent.
 type CallStats struct {
+	// Agent is the identity the call was made under.
+	Agent    string
 	Provider Provider
 	Surface  string
 	Tool     string
@@ -37,7 +39,7 @@ type CallStats struct {
 
 // callStats summarises one finished call for the Observer.
 func callStats(req Request, ev *audit.Event, res Result, d time.Duration) CallStats {
-	c := CallStats{Provider: req.Provider, Surface: req.Surface, Tool: req.Name, Failed: res.failed, Duration: d, Decision: string(grantcheck.Deny)}
+	c := CallStats{Agent: req.Agent, Provider: req.Provider, Surface: req.Surface, Tool: req.Name, Failed: res.failed, Duration: d, Decision: string(grantcheck.Deny)}
 	if req.Call != nil {
 		c.Tool = req.Call.Name
 	}

@@ -64,6 +64,9 @@ type Snapshot struct {
 	// from where the call is held (e.g. "`toolgate approvals -w WS approve
 	// ID`"); nil uses the plain CLI command.
 	ApproveHint func(id string) string
+	// AuditArguments records the redacted arguments in each decision event
+	// (gateway.audit.arguments: redacted); off, the digest alone.
+	AuditArguments bool
 	// Lock is toolgate.lock in force (nil: definitions are not pinned) and
 	// Live the digest of a tool's definition as it is served now ("" when
 	// unknown); a tool whose live digest is not its pin is refused.

@@ -31,6 +31,9 @@ func NewSnapshot(ws *workspace.Workspace, policy *grantcheck.Policy) (*Snapshot,
 		Revision:    ws.Revision,
 		Wait:        wait,
 		Elicitation: ws.Gateway.Approvals.Elicitation,
+		// The decision events of this revision record the redacted
+		// arguments (gateway.audit.arguments: redacted).
+		AuditArguments: ws.Gateway.Audit.Arguments == workspace.AuditArgumentsRedacted,
 	}, nil
 }
 

@@ -261,7 +261,7 @@ func TestDaemonHTTPBoundaries(t *testing.T) {
 		{"rebinding host", "/mcp/json-tools", map[string]string{"Authorization": "Bearer reader-secret-token", "Host": "evil.example"}, http.StatusForbidden},
 		{"surface not granted", "/mcp/files-nope", map[string]string{"Authorization": "Bearer editor-secret-token"}, http.StatusNotFound},
 		{"granted surface", "/mcp/json-tools", map[string]string{"Authorization": "Bearer reader-secret-token"}, http.StatusOK},
-		{"loopback origin", "/mcp/json-tools", map[string]string{"Authorization": "Bearer reader-secret-token", "Origin": "http://localhost:3000"}, http.StatusOK},
+		{"loopback origin not configured", "/mcp/json-tools", map[string]string{"Authorization": "Bearer reader-secret-token", "Origin": "http://localhost:3000"}, http.StatusForbidden},
 	}
 	for _, tc := range cases {
 		req, _ := http.NewRequest("POST", d.base+tc.path, strings.NewReader(body))

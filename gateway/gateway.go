@@ -37,6 +37,7 @@ import (
 	"github.com/toolgate/toolgate/mcpproxy"
 	"github.com/toolgate/toolgate/mcpserve"
 	"github.com/toolgate/toolgate/metrics"
+	"github.com/toolgate/toolgate/notify"
 	"github.com/toolgate/toolgate/packs"
 	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/state"
@@ -90,6 +91,9 @@ type Gateway struct {
 
 	proxy     *proxy
 	approvals *approvals.Broker
+	// notifier tells gateway.approvals.notify.webhook of held calls (nil
+	// without one).
+	notifier  *notify.Webhook
 	endpoints sync.Map // endpointKey → *mcpserve.Endpoint
 	// streams caps the long-lived client streams (gateway.streams).
 	streams  *mcpserve.StreamCaps
@@ -252,6 +256,9 @@ func (g *Gateway) Close() error {
 	g.proxy.close()
 	g.closeObservability()
 	g.approvals.Close()
+	if g.notifier != nil {
+		g.notifier.Close() // audits what it could not deliver: before the audit closes
+	}
 	g.closeJobs()
 	// Last: it kills whatever is still contained.
 	_ = g.runner.Close()

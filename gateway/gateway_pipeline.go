@@ -37,13 +37,23 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 		return err
 	}
 	journal := callpipe.NewJournal(g.audit)
+	opened, err := g.initNotify(journal)
+	if err != nil {
+		return err
+	}
 	g.approvals = approvals.New(approvals.Options{
+		OnOpened:           opened,
 		TTL:                g.ws.Gateway.Approvals.TTL.D(),
 		Store:              g.store,
 		MaxPendingPerAgent: g.ws.Gateway.Approvals.MaxPendingOrDefault(),
 		OnDecision: func(r approvals.Request) {
 			if err := journal.Append(callpipe.ApprovalEvent(r, g.runner.Redactor())); err != nil {
 				g.log.Error("audit append failed for an approval decision", "approval", r.ID, "err", err)
+			}
+		},
+		OnRuleExpired: func(t approvals.TimedRule) {
+			if err := journal.Append(callpipe.RuleExpiredEvent(t)); err != nil {
+				g.log.Error("audit append failed for the end of a timed approval rule", "rule", t.ID, "err", err)
 			}
 		},
 	})
@@ -69,13 +79,28 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 // any shell that can open the store; a daemon adds its admin API and
 // console.
 func (g *Gateway) approveHint(id string) string {
-	path, err := filepath.Abs(g.ws.Path)
-	if err != nil {
-		path = g.ws.Path
-	}
-	hint := fmt.Sprintf("`toolgate approvals -w %s approve %s`", path, id)
-	if u := g.serveURL.Load(); u != nil && *u != "" && g.admin != nil && g.admin.On() {
-		hint += fmt.Sprintf(", `toolgate approvals --server %s approve %s` or in the console at %s/ui", *u, id, *u)
+	hint := fmt.Sprintf("`toolgate approvals -w %s approve %s`", g.workspaceAbs(), id)
+	if u := g.adminURL(); u != "" {
+		hint += fmt.Sprintf(", `toolgate approvals --server %s approve %s` or in the console at %s/ui", u, id, u)
 	}
 	return hint
+}
+
+// workspaceAbs is the workspace file's absolute path, for commands an
+// operator runs from anywhere.
+func (g *Gateway) workspaceAbs() string {
+	path, err := filepath.Abs(g.ws.Path)
+	if err != nil {
+		return g.ws.Path
+	}
+	return path
+}
+
+// adminURL is the base URL of this process's admin API, "" when it serves
+// none.
+func (g *Gateway) adminURL() string {
+	if u := g.serveURL.Load(); u != nil && *u != "" && g.admin != nil && g.admin.On() {
+		return *u
+	}
+	return ""
 }

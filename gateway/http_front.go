@@ -41,8 +41,8 @@ type httpFront struct {
 
 func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g := h.g
-	if !g.allowOrigin(r) {
-		forbidOrigin(w)
+	if !g.allowMCPOrigin(r) {
+		forbidOrigin(w, r)
 		return
 	}
 	if r.Method == http.MethodPost && !isJSONBody(r) {

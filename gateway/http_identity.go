@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/toolgate/toolgate/identity"
+	"github.com/toolgate/toolgate/metrics"
 	"github.com/toolgate/toolgate/workspace"
 )
 
@@ -12,7 +13,8 @@ import (
 // tokens whose agent must be declared in the workspace in force (package
 // identity holds the checks, the 401 challenges and the trust boundary).
 func (g *Gateway) newAuthenticator(ws *workspace.Workspace, tokens map[string]string) (*identity.Authenticator, error) {
-	opts := identity.AuthOptions{Tokens: tokens, Known: g.agentExists, Logger: g.log}
+	opts := identity.AuthOptions{Tokens: tokens, Known: g.agentExists, Logger: g.log,
+		OnRefused: func(reason string) { g.tokenRefused(metrics.EndpointMCP, reason) }}
 	if cfg, ok := identity.ConfigFromWorkspace(ws, g.log); ok {
 		j, err := identity.NewResource(cfg)
 		if err != nil {
@@ -29,4 +31,12 @@ func (g *Gateway) mountIdentity(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+identity.WellKnownPrefix+"/mcp/{surface}", func(w http.ResponseWriter, r *http.Request) {
 		g.auth.ServeMetadata(w, r, r.PathValue("surface"))
 	})
+}
+
+// tokenRefused counts a request refused for its credentials (no metrics:
+// ListServerTools' gateway).
+func (g *Gateway) tokenRefused(endpoint, reason string) {
+	if g.metrics != nil {
+		g.metrics.TokenRefused(endpoint, reason)
+	}
 }

@@ -8,34 +8,49 @@ import (
 )
 
 // originAllowed guards against DNS rebinding and cross-site requests: a
-// request from a browser carries Origin, and only loopback origins (or those
-// the workspace lists) may drive the gateway. Requests without Origin come
-// from non-browser clients and are judged by their token alone.
-func originAllowed(r *http.Request, allowed []string) bool {
+// request from a browser carries Origin, and only the origins the
+// workspace lists in gateway.allowed_origins may drive the gateway — a
+// loopback origin is not trusted for being loopback (any local page, a
+// dev server on localhost:5173, could otherwise call tools). With
+// sameOrigin, the gateway's own pages (the console: an Origin naming the
+// Host it was served under) pass too; /mcp serves no page and passes
+// false. Requests without Origin come from non-browser clients and are
+// judged by their token alone.
+func originAllowed(r *http.Request, allowed []string, sameOrigin bool) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		return hostAllowed(r)
 	}
 	for _, a := range allowed {
-		if strings.EqualFold(a, o) {
+		if strings.EqualFold(strings.TrimRight(a, "/"), o) {
 			return true
 		}
 	}
-	u, err := url.Parse(o)
-	if err != nil || u.Host == "" {
+	if !sameOrigin || !hostAllowed(r) {
 		return false
 	}
-	return isLoopbackHost(u.Hostname()) && hostAllowed(r)
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
-// allowOrigin is originAllowed under the workspace's allowed origins.
+// allowOrigin is originAllowed under the workspace's allowed origins, for
+// the routes serving the gateway's own pages (console, admin API, metrics).
 func (g *Gateway) allowOrigin(r *http.Request) bool {
-	return originAllowed(r, g.ws.Gateway.AllowedOrigins)
+	return originAllowed(r, g.ws.Gateway.AllowedOrigins, true)
+}
+
+// allowMCPOrigin is originAllowed for /mcp: only the listed origins.
+func (g *Gateway) allowMCPOrigin(r *http.Request) bool {
+	return originAllowed(r, g.ws.Gateway.AllowedOrigins, false)
 }
 
 // forbidOrigin answers a request allowOrigin refused.
-func forbidOrigin(w http.ResponseWriter) {
-	http.Error(w, "forbidden: this Origin or Host may not reach toolgate (DNS rebinding protection); list trusted origins in gateway.allowed_origins", http.StatusForbidden)
+func forbidOrigin(w http.ResponseWriter, r *http.Request) {
+	msg := "forbidden: this Host may not reach toolgate (DNS rebinding protection)"
+	if o := r.Header.Get("Origin"); o != "" {
+		msg = "forbidden: Origin " + strings.ReplaceAll(o, "\n", "") + " is not in gateway.allowed_origins (a browser page may reach toolgate only from a listed origin; clients that are not browsers send no Origin)"
+	}
+	http.Error(w, msg, http.StatusForbidden)
 }
 
 // hostAllowed rejects a loopback listener reached under a non-loopback Host

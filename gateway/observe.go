@@ -103,6 +103,7 @@ func (o callObserver) CallDone(ctx context.Context, c callpipe.CallStats) {
 	s := o.m.Surface(c.Surface)
 	s.Decision(out)
 	s.Call(out, c.Duration)
+	o.m.AgentDecision(c.Agent, c.Surface, out)
 	var err error
 	if c.Failed != "" {
 		err = errors.New(c.Failed)
@@ -130,7 +131,7 @@ func (g *Gateway) mountMetrics(mux *http.ServeMux) {
 	if g.ws.Gateway.Metrics.Open {
 		mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !g.allowOrigin(r) {
-				forbidOrigin(w)
+				forbidOrigin(w, r)
 				return
 			}
 			h.ServeHTTP(w, r)

@@ -54,6 +54,8 @@ func restartOnly(boot, next *workspace.Workspace) []string {
 	check("gateway.metrics", b.Metrics, n.Metrics)
 	check("gateway.approvals.ttl", b.Approvals.TTL, n.Approvals.TTL)
 	check("gateway.approvals.max_pending", b.Approvals.MaxPending, n.Approvals.MaxPending)
+	check("gateway.approvals.notify", b.Approvals.Notify, n.Approvals.Notify)
+	check("gateway.operators", b.Operators, n.Operators)
 	check("credentials", boot.Credentials, next.Credentials)
 	servers := map[string]*workspace.MCPServer{}
 	for _, sv := range boot.MCPServers {

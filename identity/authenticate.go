@@ -14,6 +14,8 @@ type Authenticator struct {
 	jwt    *Resource // nil: static tokens only
 	known  func(agent string) bool
 	log    *slog.Logger
+	// refused is told why each request was refused (see AuthOptions).
+	refused func(reason string)
 }
 
 // AuthOptions are an Authenticator's parts.
@@ -27,6 +29,10 @@ type AuthOptions struct {
 	Known func(agent string) bool
 	// Logger receives why a token was refused (never the token).
 	Logger *slog.Logger
+	// OnRefused, when set, is told why each request was refused: "no_token",
+	// "unknown_token" (a static token nobody holds) or a JWT's Reason. It
+	// feeds a counter, so it must not block.
+	OnRefused func(reason string)
 }
 
 // NewAuthenticator returns the authenticator of opts.
@@ -37,11 +43,21 @@ func NewAuthenticator(opts AuthOptions) *Authenticator {
 	if opts.Known == nil {
 		opts.Known = func(string) bool { return false }
 	}
-	return &Authenticator{tokens: NewTokens(opts.Tokens), jwt: opts.JWT, known: opts.Known, log: opts.Logger}
+	if opts.OnRefused == nil {
+		opts.OnRefused = func(string) {}
+	}
+	return &Authenticator{tokens: NewTokens(opts.Tokens), jwt: opts.JWT, known: opts.Known, log: opts.Logger, refused: opts.OnRefused}
 }
 
 // ReplaceTokens makes tokens the static tokens in force (a reload).
 func (a *Authenticator) ReplaceTokens(tokens map[string]string) { a.tokens.Replace(tokens) }
+
+// Refusal reasons of requests without a usable static token (besides a
+// JWT's Reason).
+const (
+	RefusedNoToken      = "no_token"
+	RefusedUnknownToken = "unknown_token"
+)
 
 // Authenticate returns the agent r comes from for the endpoint of surface,
 // or answers 401 and returns false. want, when set, is the one agent a
@@ -60,6 +76,7 @@ func (a *Authenticator) AuthenticateCaller(w http.ResponseWriter, r *http.Reques
 	tok := Bearer(r)
 	if a.jwt != nil {
 		if tok == "" {
+			a.refused(RefusedNoToken)
 			a.jwt.Challenge(w, r, surface, false)
 			return Caller{}, false
 		}
@@ -69,6 +86,7 @@ func (a *Authenticator) AuthenticateCaller(w http.ResponseWriter, r *http.Reques
 		id, err := a.verify(r, tok, surface, want)
 		if err != nil {
 			a.log.Info("bearer token refused", "surface", surface, "reason", string(ReasonOf(err)), "detail", err.Error(), "remote", r.RemoteAddr)
+			a.refused(string(ReasonOf(err)))
 			a.jwt.Challenge(w, r, surface, true)
 			return Caller{}, false
 		}
@@ -82,21 +100,25 @@ func (a *Authenticator) AuthenticateCaller(w http.ResponseWriter, r *http.Reques
 func (a *Authenticator) authenticateStatic(w http.ResponseWriter, tok, want string) (string, bool) {
 	if want != "" {
 		if tok == "" {
+			a.refused(RefusedNoToken)
 			Unauthorized(w, "this instance serves agent "+want+": send Authorization: Bearer <its token>")
 			return "", false
 		}
 		if a.tokens.Lookup(tok) != want {
+			a.refused(RefusedUnknownToken)
 			Unauthorized(w, "this instance serves agent "+want+" and the token presented is not its token")
 			return "", false
 		}
 		return want, true
 	}
 	if tok == "" {
+		a.refused(RefusedNoToken)
 		Unauthorized(w, "send Authorization: Bearer <agent token>")
 		return "", false
 	}
 	agent := a.tokens.Lookup(tok)
 	if agent == "" {
+		a.refused(RefusedUnknownToken)
 		Unauthorized(w, "the bearer token is not any agent's token")
 		return "", false
 	}

@@ -62,13 +62,20 @@ type Metrics struct {
 	batchSize    prometheus.Histogram
 	pending      prometheus.Gauge
 	downstreamUp *prometheus.GaugeVec
-	headSeq      prometheus.Gauge
-	anchor       *prometheus.GaugeVec
+	// downstreamState is 1 for each server's current state (unknown,
+	// connected, failed), from the server's declaration on.
+	downstreamState *prometheus.GaugeVec
+	headSeq         prometheus.Gauge
+	anchor          *prometheus.GaugeVec
+
+	agentDecisions *prometheus.CounterVec
+	refused        *prometheus.CounterVec
+	agents         atomic.Pointer[agentTable] // read lock-free on the hot path
 
 	anchorMu sync.Mutex // one anchor series at a time
 
 	mu       sync.Mutex                          // serialises DeclareSurfaces; guards servers
-	servers  map[string]bool                     // servers with a health series
+	servers  map[string]bool                     // declared servers: true once their up series exists
 	surfaces atomic.Pointer[map[string]*Surface] // read lock-free on the hot path
 	other    *Surface
 }
@@ -126,8 +133,20 @@ func New() *Metrics {
 			Name: "toolgate_audit_anchor_info",
 			Help: "The audit chain head as last logged for anchoring (at checkpoints, else at most a minute after it moved): always 1, one series; keep seq:hash outside toolgate and check it with `toolgate audit verify --head SEQ:HASH`.",
 		}, []string{"seq", "hash"}),
+		agentDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_agent_decisions_total",
+			Help: "Tool calls decided, by agent, surface and outcome; agents and surfaces are the workspace's declared names (anything else is _other).",
+		}, []string{"agent", "surface", "outcome"}),
+		downstreamState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "toolgate_downstream_state",
+			Help: "Each declared downstream MCP server's health since start: 1 on its current state — unknown (not reached yet), connected or failed.",
+		}, []string{"server", "state"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_tokens_refused_total",
+			Help: "Requests refused for their credentials, by endpoint (mcp, admin) and reason (no_token, unknown_token, or why a JWT failed).",
+		}, []string{"endpoint", "reason"}),
 	}
-	m.reg.MustRegister(m.decisions, m.calls, m.sessions, m.appendTime, m.batchSize, m.pending, m.downstreamUp, m.headSeq, m.anchor,
+	m.reg.MustRegister(m.decisions, m.calls, m.sessions, m.appendTime, m.batchSize, m.pending, m.downstreamUp, m.headSeq, m.anchor, m.agentDecisions, m.refused, m.downstreamState,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.other = m.resolve(OtherSurface)
 	empty := map[string]*Surface{}
@@ -235,14 +254,35 @@ func (m *Metrics) AuditHead(seq int64, hash string, anchored bool) {
 // SetPendingApprovals sets the number of calls waiting for approval.
 func (m *Metrics) SetPendingApprovals(n int) { m.pending.Set(float64(n)) }
 
+// The states of toolgate_downstream_state.
+const (
+	StateUnknown   = "unknown"
+	StateConnected = "connected"
+	StateFailed    = "failed"
+)
+
+var downstreamStates = [...]string{StateUnknown, StateConnected, StateFailed}
+
+// setStateLocked makes state the one state of server set to 1.
+func (m *Metrics) setStateLocked(server, state string) {
+	for _, st := range downstreamStates {
+		v := 0.0
+		if st == state {
+			v = 1
+		}
+		m.downstreamState.WithLabelValues(server, st).Set(v)
+	}
+}
+
 // SetDownstreamUp records whether server answers.
 func (m *Metrics) SetDownstreamUp(server string, up bool) {
-	v := 0.0
+	v, st := 0.0, StateFailed
 	if up {
-		v = 1
+		v, st = 1, StateConnected
 	}
 	m.mu.Lock()
 	m.servers[server] = true
+	m.setStateLocked(server, st)
 	m.mu.Unlock()
 	m.downstreamUp.WithLabelValues(server).Set(v)
 }
@@ -252,6 +292,7 @@ func (m *Metrics) SetDownstreamUp(server string, up bool) {
 func (m *Metrics) ForgetDownstream(server string) {
 	m.mu.Lock()
 	delete(m.servers, server)
+	m.downstreamState.DeletePartialMatch(prometheus.Labels{"server": server})
 	m.mu.Unlock()
 	m.downstreamUp.DeleteLabelValues(server)
 }

@@ -12,7 +12,7 @@ import (
 )
 
 const approvalCols = `id, agent, action, args_sha256, revision, arguments, argv, tier, reason, payload,
-	state, created, expires, decided_by, decided_at, deny_reason, reported, generation, definition`
+	state, created, expires, decided_by, decided_at, deny_reason, reported, generation, definition, grant_text`
 
 // keepFinished is how long ended approval requests stay queryable by id.
 const keepFinished = time.Hour
@@ -23,7 +23,7 @@ func scanApproval(sc rowScanner) (approvals.Request, bool, error) {
 	var created, expires, decidedAt int64
 	var reported int
 	err := sc.Scan(&r.ID, &r.Agent, &r.Action, &r.ArgsSHA256, &r.Revision, &args, &argv, &r.Tier, &r.Reason, &payload,
-		&st, &created, &expires, &r.DecidedBy, &decidedAt, &r.DenyReason, &reported, &r.Generation, &r.Definition)
+		&st, &created, &expires, &r.DecidedBy, &decidedAt, &r.DenyReason, &reported, &r.Generation, &r.Definition, &r.Grant)
 	if err != nil {
 		return r, false, err
 	}
@@ -42,9 +42,9 @@ func (s *sqlStore) insertApproval(ctx context.Context, tx *sql.Tx, r approvals.R
 		args = "null"
 	}
 	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO approvals (`+approvalCols+`, kind)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`),
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`),
 		r.ID, r.Agent, r.Action, r.ArgsSHA256, r.Revision, args, jsonText(r.Argv), r.Tier, r.Reason, jsonText(r.Payload),
-		string(r.State), ns(r.Created), ns(r.Expires), r.DecidedBy, ns(r.DecidedAt), r.DenyReason, r.Generation, r.Definition, kind)
+		string(r.State), ns(r.Created), ns(r.Expires), r.DecidedBy, ns(r.DecidedAt), r.DenyReason, r.Generation, r.Definition, r.Grant, kind)
 	if err != nil {
 		return s.wrap("insert approval request", err)
 	}
@@ -134,7 +134,7 @@ func (s *sqlStore) AcquireApproval(ctx context.Context, a approvals.Acquire) (ap
 			}
 		}
 		r := approvals.Request{
-			ID: a.NewID, Agent: k.Agent, Action: k.Action, ArgsSHA256: k.ArgsSHA256, Revision: k.Revision,
+			ID: a.NewID, Agent: k.Agent, Action: k.Action, ArgsSHA256: k.ArgsSHA256, Revision: k.Revision, Grant: a.Info.Grant,
 			Generation: k.Generation, Definition: k.Definition,
 			Arguments: a.Info.Arguments, Argv: a.Info.Argv, Tier: a.Info.Tier, Reason: a.Info.Reason, Payload: a.Info.Payload,
 			State: approvals.Pending, Created: a.Now.UTC(), Expires: a.Now.Add(a.TTL).UTC(),
@@ -165,6 +165,16 @@ func (s *sqlStore) DecideApproval(ctx context.Context, d approvals.Decide) (appr
 			RETURNING `+approvalCols), string(d.To), d.By, ns(d.Now), d.Reason, string(d.To), ns(d.Now.Add(d.TTL)), d.ID, ns(d.Now)))
 		if err == nil {
 			out = r
+			if d.For != 0 {
+				t, err := approvals.RuleFor(r, d.To, d.By, d.Reason, d.Now, d.For, d.RuleID)
+				if err != nil {
+					return false, err // rolled back: the request stays pending
+				}
+				if err := s.insertRule(ctx, tx, t); err != nil {
+					return false, err
+				}
+				out.Rule = &t
+			}
 			return true, nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {

@@ -31,6 +31,7 @@ var migrations = []migration{
 	{version: 2, what: "the audit chain (on PostgreSQL; the embedded store's audit is a JSONL file)", postgres: auditSchema},
 	{version: 3, what: "the deployment's shared secrets", sqlite: secretsSchema, postgres: secretsSchema},
 	{version: 4, what: "revision generations, bound by approvals and tasks", sqlite: generationSchema, postgres: generationSchema},
+	{version: 5, what: "timed approval rules (approve/deny --for) and the grant a request matched", sqlite: timedRulesSchema, postgres: timedRulesSchema},
 }
 
 // latestSchema is the version the last step of migrations brings a
@@ -80,6 +81,22 @@ var generationSchema = []string{
 	`ALTER TABLE approvals ADD COLUMN generation BIGINT NOT NULL DEFAULT 0`,
 	`ALTER TABLE approvals ADD COLUMN definition TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE tasks ADD COLUMN generation BIGINT NOT NULL DEFAULT 0`,
+}
+
+// timedRulesSchema holds approve --for and deny --for rules, bound like
+// approvals to the revision, its generation and the tool's definition,
+// and records the grant each approval request matched (which approve
+// --for covers).
+var timedRulesSchema = []string{
+	`ALTER TABLE approvals ADD COLUMN grant_text TEXT NOT NULL DEFAULT ''`,
+	`CREATE TABLE IF NOT EXISTS approval_rules (
+		id TEXT PRIMARY KEY,
+		effect TEXT NOT NULL,
+		agent TEXT NOT NULL, action TEXT NOT NULL, revision TEXT NOT NULL, generation BIGINT NOT NULL, definition TEXT NOT NULL,
+		grant_text TEXT NOT NULL, args_sha256 TEXT NOT NULL, tier TEXT NOT NULL,
+		from_request TEXT NOT NULL, decided_by TEXT NOT NULL, reason TEXT NOT NULL,
+		created BIGINT NOT NULL, expires BIGINT NOT NULL, expired INTEGER NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS approval_rules_match ON approval_rules (agent, action, revision, expired, expires)`,
 }
 
 // auditSchema is the PostgreSQL audit chain: one head row, locked by each

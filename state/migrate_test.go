@@ -94,6 +94,13 @@ func TestMigrateForward(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// Step 5 (every case here predates it) added a table and a
+			// column to approvals.
+			for _, stmt := range []string{"DROP TABLE approval_rules", "ALTER TABLE approvals DROP COLUMN grant_text"} {
+				if _, err := db.ExecContext(ctx, stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, col := range step4Columns {
 				table, column, _ := strings.Cut(col, ".")
 				if _, err := db.ExecContext(ctx, "ALTER TABLE "+table+" DROP COLUMN "+column); err != nil {

@@ -96,6 +96,9 @@ type JWT struct {
 	Audience   string   `yaml:"audience" schema:"required" doc:"The absolute URI naming this gateway (an RFC 8707 resource); a token whose aud does not contain it is refused."`
 	AgentClaim string   `yaml:"agent_claim" doc:"The token claim whose value is the agent id."`
 	ClockSkew  Duration `yaml:"clock_skew" doc:"How far a token's exp, nbf and iat may be off the gateway's clock; at most 5m."`
+	// OperatorClaim, when set, lets gateway.operators sign in with a JWT
+	// of this issuer: its value must be a declared operator's id.
+	OperatorClaim string `yaml:"operator_claim" doc:"The token claim whose value names an operator of gateway.operators: a JWT of this issuer carrying it is accepted by the admin API and console as that operator. Unset, JWTs never reach the admin API."`
 }
 
 // Metrics configures the Prometheus /metrics endpoint.

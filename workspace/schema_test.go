@@ -191,7 +191,8 @@ func TestSchemaRequiredIsEnforced(t *testing.T) {
 	t.Parallel()
 	const base = `version: 1
 gateway:
-  approvals: {rules: [{agent: a, capability: tool:p:c}]}
+  approvals: {rules: [{agent: a, capability: tool:p:c}], notify: {webhook: {url: https://hook.example/h}}}
+  operators: [{id: o, token: {env: OP}}]
   state: {postgres: {dsn: {env: PG}}}
   identity: {jwt: {issuer: https://idp.example, jwks_file: k.json, audience: https://tg.example/mcp}}
 mcp_servers:
@@ -221,6 +222,8 @@ agents:
 		"Command.argv":            "\n        argv: [echo]",
 		"Agent.id":                "id: a\n    ",
 		"Grant.op":                "op: tool:p:c",
+		"Webhook.url":             "url: https://hook.example/h",
+		"Operator.id":             "id: o, ",
 	}
 	var schema struct {
 		Defs map[string]struct {

@@ -87,18 +87,28 @@ type Unread struct {
 // their ...OrDefault methods (gateway.go) apply.
 type Gateway struct {
 	Pos            Pos
-	Listen         string     `yaml:"listen" doc:"The host:port the shared daemon listens on for agents and the operator console."`
-	Audit          Audit      `yaml:"audit" doc:"The hash-chained audit log every decision is appended to."`
-	Approvals      Approvals  `yaml:"approvals" doc:"How long a call waits for a human, how long an approval stays valid, and rules that approve without one."`
-	AdminToken     *SecretRef `yaml:"admin_token" doc:"The bearer token of the admin API and the operator console, as {env: VARIABLE} or {file: PATH}."`
-	MaxBodyBytes   ByteSize   `yaml:"max_body" doc:"The largest HTTP request body the gateway reads; a larger request is refused."`
-	AllowedOrigins []string   `yaml:"allowed_origins" doc:"Browser origins (scheme://host:port) allowed to call the gateway's HTTP endpoints besides its own."`
-	State          State      `yaml:"state" doc:"Where approvals, tasks and jobs are stored: an embedded store in a directory, or PostgreSQL shared by a deployment."`
-	Sessions       Sessions   `yaml:"sessions" doc:"Bounds on the MCP sessions each agent may hold open."`
-	Streams        Streams    `yaml:"streams" doc:"Bounds on the long-lived streams (2026-07-28 subscriptions/listen, 2025 GET event streams) each agent, and the whole process, may hold open."`
-	BodyTimeout    Duration   `yaml:"body_timeout" doc:"How long a client may take to send a whole HTTP request body before the connection is closed."`
-	Identity       Identity   `yaml:"identity" doc:"Ways agents authenticate besides their bearer tokens."`
-	Metrics        Metrics    `yaml:"metrics" doc:"The Prometheus /metrics endpoint."`
+	Listen         string      `yaml:"listen" doc:"The host:port the shared daemon listens on for agents and the operator console."`
+	Audit          Audit       `yaml:"audit" doc:"The hash-chained audit log every decision is appended to."`
+	Approvals      Approvals   `yaml:"approvals" doc:"How long a call waits for a human, how long an approval stays valid, and rules that approve without one."`
+	AdminToken     *SecretRef  `yaml:"admin_token" doc:"The bearer token of the admin API and the operator console, as {env: VARIABLE} or {file: PATH}."`
+	MaxBodyBytes   ByteSize    `yaml:"max_body" doc:"The largest HTTP request body the gateway reads; a larger request is refused."`
+	AllowedOrigins []string    `yaml:"allowed_origins" doc:"Browser origins (scheme://host:port) allowed to call the gateway's HTTP endpoints: /mcp takes a request carrying Origin only from these; the console and admin API also take their own origin. Requests without Origin are judged by their token alone."`
+	State          State       `yaml:"state" doc:"Where approvals, tasks and jobs are stored: an embedded store in a directory, or PostgreSQL shared by a deployment."`
+	Sessions       Sessions    `yaml:"sessions" doc:"Bounds on the MCP sessions each agent may hold open."`
+	Streams        Streams     `yaml:"streams" doc:"Bounds on the long-lived streams (2026-07-28 subscriptions/listen, 2025 GET event streams) each agent, and the whole process, may hold open."`
+	BodyTimeout    Duration    `yaml:"body_timeout" doc:"How long a client may take to send a whole HTTP request body before the connection is closed."`
+	Identity       Identity    `yaml:"identity" doc:"Ways agents authenticate besides their bearer tokens."`
+	Metrics        Metrics     `yaml:"metrics" doc:"The Prometheus /metrics endpoint."`
+	Operators      []*Operator `yaml:"operators" doc:"The named people who approve and deny calls; each decision is recorded as made by one of them (by: operator:<id>) instead of by the shared admin token."`
+}
+
+// Operator is one named approver: the admin API and the console take its
+// own token (or, with gateway.identity.jwt.operator_claim, a JWT naming
+// it), and every approval or denial it makes is recorded under its id.
+type Operator struct {
+	Pos   Pos
+	ID    string     `yaml:"id" schema:"required,id" doc:"The operator's name, recorded as by: operator:<id> on each approval and denial it makes."`
+	Token *SecretRef `yaml:"token" doc:"The operator's own bearer token for the admin API and console, as {env: VARIABLE} or {file: PATH}. Leave it out for an operator who signs in with a JWT carrying gateway.identity.jwt.operator_claim."`
 }
 
 // Audit configures the hash-chained audit log.
@@ -107,7 +117,12 @@ type Audit struct {
 	Path       string     `yaml:"path" doc:"The audit log file (JSON lines), relative to the workspace file's directory unless absolute."`
 	Fsync      string     `yaml:"fsync" enum:"always,never" doc:"Whether every appended event is flushed to disk before the call goes on: always (durable) or never (faster, may lose the last events in a crash)."`
 	SigningKey *SecretRef `yaml:"signing_key" doc:"An ed25519 private key (PEM, or raw 32 or 64 bytes) that signs checkpoint events, so that a chain rewritten from scratch is detected."`
+	Arguments  string     `yaml:"arguments" enum:"off,redacted" doc:"What a decision event records of the call's arguments: off (the default: only args_sha256) or redacted (the arguments with every credential redacted, beside args_sha256)."`
 }
+
+// AuditArgumentsRedacted is the value of audit.arguments that records the
+// redacted arguments in each decision event.
+const AuditArgumentsRedacted = "redacted"
 
 // Approvals configures how long a call waits for a human and how long an
 // approval stays valid, plus declarative auto-approval rules.
@@ -118,7 +133,24 @@ type Approvals struct {
 	Elicitation bool            `yaml:"elicitation" doc:"Ask the agent's own client to approve (MCP elicitation) when it supports it, besides the operator."`
 	Rules       []*ApprovalRule `yaml:"rules" doc:"Rules that approve cautious writes without a human; they never apply to strict."`
 	// MaxPending: zero means DefaultMaxPending (see MaxPendingOrDefault).
-	MaxPending Count `yaml:"max_pending" doc:"How many approval requests one agent may have waiting at once, so that an agent cannot flood the operator."`
+	MaxPending Count  `yaml:"max_pending" doc:"How many approval requests one agent may have waiting at once, so that an agent cannot flood the operator."`
+	Notify     Notify `yaml:"notify" doc:"Who is told when a call is held for approval."`
+}
+
+// Notify says who is told that a call waits for a human.
+type Notify struct {
+	Pos     Pos
+	Webhook *Webhook `yaml:"webhook" doc:"POST a JSON event to a URL each time a call is held for approval (retried with backoff; the call never waits for it)."`
+}
+
+// Webhook is an HTTP endpoint told of each held call (a chat bridge, a
+// pager). Header values are secrets read from the environment or a file.
+type Webhook struct {
+	Pos     Pos
+	URL     string                `yaml:"url" schema:"required" doc:"The endpoint the event is POSTed to: an https URL (http only for loopback hosts)."`
+	Headers map[string]*SecretRef `yaml:"headers" doc:"HTTP headers sent with each event, each value as {env: VARIABLE} or {file: PATH} (for example Authorization)."`
+	// KeyPos records where each header was written, keyed "headers.<name>".
+	KeyPos map[string]Pos
 }
 
 // ApprovalRule auto-approves cautious writes matching an agent, a capability

@@ -34,6 +34,74 @@ func (v *validator) gateway(root *yaml.Node) {
 	if j := g.Identity.JWT; j != nil {
 		v.jwt(j, func(key string) Pos { return valuePos(root, j.Pos, "gateway", "identity", "jwt", key) })
 	}
+	v.operators(g)
+	if h := g.Approvals.Notify.Webhook; h != nil {
+		v.webhook(h, func(key string) Pos { return valuePos(root, h.Pos, "gateway", "approvals", "notify", "webhook", key) })
+	}
+}
+
+// operators checks gateway.operators: unique ids, and a way for each to
+// sign in (its token, or a JWT when operator_claim is set).
+func (v *validator) operators(g Gateway) {
+	claim := ""
+	if j := g.Identity.JWT; j != nil {
+		claim = j.OperatorClaim
+		if claim != "" && claim == j.AgentClaimOrDefault() {
+			v.errorf(j.Pos, "gateway.identity.jwt.operator_claim %q is also the agent claim: every agent's token would then sign in as the operator of the same name; use a claim of its own (for example toolgate_operator)", claim)
+		}
+	}
+	seen := map[string]Pos{}
+	for _, o := range g.Operators {
+		switch prev, dup := seen[o.ID]; {
+		case o.ID == "":
+			v.errorf(o.Pos, "an operator has no id; add id: <name> (it is recorded as by: operator:<name>)")
+		case dup:
+			v.errorf(o.Pos, "duplicate operator id %q (first declared at %s); operator ids must be unique", o.ID, prev)
+		case !IDPattern.MatchString(o.ID):
+			v.errorf(o.Pos, "operator id %q may only use letters, digits, '_', '.' and '-'", o.ID)
+		default:
+			seen[o.ID] = o.Pos
+		}
+		if o.Token == nil && claim == "" {
+			v.errorf(o.Pos, "operator %q has no way to sign in: give it token: {env: VARIABLE}, or set gateway.identity.jwt.operator_claim so that a JWT naming it is accepted", o.ID)
+		}
+	}
+}
+
+// webhook checks gateway.approvals.notify.webhook.
+func (v *validator) webhook(h *Webhook, at func(key string) Pos) {
+	const where = "gateway.approvals.notify.webhook"
+	if h.URL == "" {
+		v.errorf(h.Pos, "%s needs url: the endpoint held calls are POSTed to (https, or http on a loopback host)", where)
+	} else if msg := webURLProblem(h.URL); msg != "" {
+		v.errorf(at("url"), "%s.url %q %s", where, shownURL(h.URL), msg)
+	}
+	for name, ref := range h.Headers {
+		p := h.Pos
+		if kp, ok := h.KeyPos["headers."+name]; ok {
+			p = kp
+		}
+		switch {
+		case !validHeaderName(name):
+			v.errorf(p, "%s.headers: %q is not an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~)", where, name)
+		case ref == nil:
+			v.errorf(p, "%s.headers.%s needs a value: {env: VARIABLE} or {file: PATH} (header values are secrets, never written inline)", where, name)
+		}
+	}
+}
+
+// validHeaderName reports whether name is an RFC 9110 token.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		ok := c < 128 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c))
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // jwt checks gateway.identity.jwt; at gives the position of one of its keys'

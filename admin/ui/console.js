@@ -26,11 +26,16 @@ function remaining(expires) {
   return s + "s";
 }
 
-async function decide(id, verb, reason) {
+// decide approves or denies request id; forDuration ("" for this call
+// only, else e.g. "1h") makes it a timed rule, like `--for` on the CLI.
+async function decide(id, verb, reason, forDuration) {
   const opts = { method: "POST", credentials: "same-origin", headers: { "X-Toolgate-Console": "1" } };
-  if (verb === "deny") {
+  const body = {};
+  if (verb === "deny") body.reason = reason || "";
+  if (forDuration) body["for"] = forDuration;
+  if (Object.keys(body).length) {
     opts.headers["Content-Type"] = "application/json";
-    opts.body = JSON.stringify({ reason: reason || "" });
+    opts.body = JSON.stringify(body);
   }
   const res = await fetch("/admin/approvals/" + encodeURIComponent(id) + "/" + verb, opts);
   if (!res.ok) {
@@ -59,18 +64,27 @@ function renderPending() {
     exp.dataset.expires = r.expires;
     li.append(exp);
     const actions = el("div", "actions");
+    // How long the decision holds: this call only, or a timed rule (the
+    // console's `--for`). A strict call is approved one call at a time.
+    const span = el("select", "for");
+    span.title = "Approve: the same tool under the same grant runs without asking for this long. Deny: the identical call is refused for this long.";
+    for (const [v, label] of [["", "this call only"], ["15m", "for 15 minutes"], ["1h", "for 1 hour"], ["8h", "for 8 hours"]]) {
+      const o = el("option", "", label);
+      o.value = v;
+      span.append(o);
+    }
     const approve = el("button", "approve", "Approve");
     approve.type = "button";
     approve.dataset.id = r.id;
-    approve.addEventListener("click", () => { approve.disabled = true; decide(r.id, "approve"); });
+    approve.addEventListener("click", () => { approve.disabled = true; decide(r.id, "approve", "", span.value); });
     const reason = el("input");
     reason.placeholder = "reason (for deny)";
     reason.className = "deny-reason";
     const deny = el("button", "deny", "Deny");
     deny.type = "button";
     deny.dataset.id = r.id;
-    deny.addEventListener("click", () => { deny.disabled = true; decide(r.id, "deny", reason.value); });
-    actions.append(approve, deny, reason);
+    deny.addEventListener("click", () => { deny.disabled = true; decide(r.id, "deny", reason.value, span.value); });
+    actions.append(approve, deny, span, reason);
     li.append(actions);
     list.append(li);
   }
@@ -87,6 +101,7 @@ function addEvent(ev) {
     el("td", "agent", ev.agent),
     el("td", "decision d-" + ev.decision, ev.decision),
     el("td", "action", ev.action),
+    el("td", "by", (ev.approval && ev.approval.by) || ""),
     el("td", "reason", ev.error ? ev.reason + " (error: " + ev.error + ")" : ev.reason),
   );
   body.prepend(tr);
@@ -114,6 +129,7 @@ function connect() {
       pending = msg.pending || [];
       renderPending();
       refreshStatus();
+      refreshRules();
     } else if (msg.type === "event") {
       addEvent(msg.event);
     } else if (msg.type === "error") {
@@ -191,6 +207,36 @@ async function refreshStatus() {
   }
 }
 
+// refreshRules lists the timed rules in force (approve/deny --for).
+async function refreshRules() {
+  try {
+    const res = await fetch("/admin/rules", { credentials: "same-origin" });
+    if (!res.ok) return;
+    const rules = await res.json();
+    const list = $("#rules");
+    list.replaceChildren();
+    $("#no-rules").hidden = rules.length > 0;
+    for (const t of rules) {
+      const what = t.effect === "denied"
+        ? "refused: the identical call of " + t.action + " by " + t.agent
+        : t.agent + " may call " + t.action + " (grant " + t.grant + ") without asking";
+      const li = el("li", "rule r-" + t.effect, what + " — by " + t.by + ", ");
+      const exp = el("span", "expires", "");
+      exp.dataset.expires = t.expires;
+      exp.textContent = "expires in " + remaining(t.expires);
+      li.append(exp, el("span", "id", " " + t.id));
+      list.append(li);
+    }
+  } catch (e) { /* the status panel reports a gateway that does not answer */ }
+}
+
+async function whoami() {
+  try {
+    const res = await fetch("/admin/whoami", { credentials: "same-origin" });
+    if (res.ok) $("#who").textContent = "signed in as " + (await res.json()).operator;
+  } catch (e) { /* shown as not signed in */ }
+}
+
 function tick() {
   for (const e of document.querySelectorAll(".expires")) {
     e.textContent = "expires in " + remaining(e.dataset.expires);
@@ -201,7 +247,10 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#filter-agent").addEventListener("change", reconnect);
   $("#filter-decision").addEventListener("change", reconnect);
   connect();
+  whoami();
   refreshStatus();
+  refreshRules();
   setInterval(refreshStatus, 5000);
+  setInterval(refreshRules, 5000);
   setInterval(tick, 1000);
 });

@@ -23,12 +23,17 @@ import (
 )
 
 const approvalsUsage = `Usage: toolgate approvals [--server URL | -w WORKSPACE] list [--format text|json]
-       toolgate approvals [--server URL | -w WORKSPACE] approve ID
-       toolgate approvals [--server URL | -w WORKSPACE] deny ID [--reason R]
+       toolgate approvals [--server URL | -w WORKSPACE] approve ID [--for DURATION]
+       toolgate approvals [--server URL | -w WORKSPACE] deny ID [--reason R] [--for DURATION]
 
   list     the calls waiting for a decision
-  approve  let the identical call run once
-  deny     refuse it for good (the agent's next identical call is told why)
+  approve  let the identical call run once. With --for D, also let the same
+           agent call the same tool under the same grant (other arguments
+           too) without asking for D (at most 24h; not for strict tools)
+  deny     refuse this request: the waiting call, and the agent's next
+           identical call once, are told why; the identical call after
+           that asks again. With --for D, the identical call is refused
+           for D instead, without asking anyone
 
 With -w, works on the workspace's store itself (gateway.state: the
 .toolgate/ directory beside it, or its PostgreSQL), which every toolgate
@@ -114,16 +119,9 @@ func runApprovalsList(ctx context.Context, c *cli, server string, args []string)
 }
 
 func runApprovalsDecide(ctx context.Context, c *cli, server, verb string, args []string) int {
-	usage := "approvals [--server URL] " + verb + " ID"
-	if verb == "deny" {
-		usage += " [--reason R]"
-	}
-	fs := c.flagSet("approvals "+verb, usage)
+	fs := c.flagSet("approvals "+verb, "approvals [--server URL] "+decideUsage(verb))
 	serverFlag(fs, &server)
-	var reason *string
-	if verb == "deny" {
-		reason = fs.String("reason", "", "why, shown to the agent and recorded in the audit")
-	}
+	reason, forD := decideFlags(fs, verb)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -132,22 +130,62 @@ func runApprovalsDecide(ctx context.Context, c *cli, server, verb string, args [
 		return exitUsage
 	}
 	id := fs.Arg(0)
-	var body io.Reader
+	body := map[string]string{}
 	if reason != nil {
-		b, _ := json.Marshal(map[string]string{"reason": *reason})
-		body = strings.NewReader(string(b))
+		body["reason"] = *reason
+	}
+	if *forD != 0 {
+		body["for"] = forD.String()
+	}
+	var rd io.Reader
+	if len(body) > 0 {
+		b, _ := json.Marshal(body)
+		rd = strings.NewReader(string(b))
 	}
 	var r approvals.Request
-	if code := c.admin(ctx, "approvals "+verb, http.MethodPost, server, "/admin/approvals/"+url.PathEscape(id)+"/"+verb, body, &r); code != exitOK {
+	if code := c.admin(ctx, "approvals "+verb, http.MethodPost, server, "/admin/approvals/"+url.PathEscape(id)+"/"+verb, rd, &r); code != exitOK {
 		return code
 	}
+	printDecision(c, r)
+	return exitOK
+}
+
+// decideUsage is the synopsis of approve or deny.
+func decideUsage(verb string) string {
+	if verb == "deny" {
+		return "deny ID [--reason R] [--for DURATION]"
+	}
+	return "approve ID [--for DURATION]"
+}
+
+// decideFlags declares the flags of approve or deny: --reason (deny) and
+// --for, the same for the daemon and the -w store.
+func decideFlags(fs *pflag.FlagSet, verb string) (reason *string, forD *time.Duration) {
+	if verb == "deny" {
+		reason = fs.String("reason", "", "why, shown to the agent and recorded in the audit")
+		forD = fs.Duration("for", 0, "also refuse the identical call for this long (e.g. 1h), instead of asking again")
+	} else {
+		forD = fs.Duration("for", 0, "also let the same agent call the same tool under the same grant without asking for this long (e.g. 1h; at most 24h; not for strict tools)")
+	}
+	return reason, forD
+}
+
+// printDecision says what a decision did, its timed rule included.
+func printDecision(c *cli, r approvals.Request) {
 	switch r.State {
 	case approvals.Approved:
 		fmt.Fprintf(c.stdout, "approved %s: %s may run %s once, until %s\n", r.ID, printable(r.Agent), printable(r.Action), r.Expires.Local().Format(time.TimeOnly))
 	default:
 		fmt.Fprintf(c.stdout, "%s %s: %s %s\n", r.State, r.ID, printable(r.Agent), printable(r.Action))
 	}
-	return exitOK
+	if t := r.Rule; t != nil {
+		until := t.Expires.Local().Format(time.TimeOnly)
+		if t.Effect == approvals.Denied {
+			fmt.Fprintf(c.stdout, "rule %s: the identical call is refused until %s\n", t.ID, until)
+		} else {
+			fmt.Fprintf(c.stdout, "rule %s: %s may call %s under grant %s without asking until %s\n", t.ID, printable(t.Agent), printable(t.Action), printable(t.Grant), until)
+		}
+	}
 }
 
 // serverFlag lets --server follow the subcommand too.
@@ -215,12 +253,12 @@ func runApprovalsStore(ctx context.Context, c *cli, wsPath string, rest []string
 	verb := rest[0]
 	fs := c.flagSet("approvals "+verb, "approvals -w WORKSPACE "+verb)
 	var format, reason *string
+	var forD *time.Duration
 	switch verb {
 	case "list":
 		format = fs.String("format", "text", "output format: text (a table) or json (an array of {id, agent, action, arguments, expires})")
-	case "deny":
-		reason = fs.String("reason", "", "why, shown to the agent and recorded in the audit")
-	case "approve":
+	case "deny", "approve":
+		reason, forD = decideFlags(fs, verb)
 	default:
 		fmt.Fprintf(c.stderr, "toolgate approvals: unknown subcommand %q\n\n%s", verb, approvalsUsage)
 		return exitUsage
@@ -255,7 +293,8 @@ func runApprovalsStore(ctx context.Context, c *cli, wsPath string, rest []string
 		}
 		return printPending(c, pending, *format)
 	}
-	d := approvals.Decide{ID: fs.Arg(0), To: approvals.Approved, By: approvals.ByOperator, Now: time.Now(), TTL: ws.Gateway.Approvals.TTL.D()}
+	d := approvals.Decide{ID: fs.Arg(0), To: approvals.Approved, By: approvals.ByOperator, Now: time.Now(), TTL: ws.Gateway.Approvals.TTL.D(),
+		For: *forD, RuleID: approvals.NewRuleID()}
 	if d.TTL <= 0 {
 		d.TTL = approvals.DefaultTTL
 	}
@@ -274,11 +313,7 @@ func runApprovalsStore(ctx context.Context, c *cli, wsPath string, rest []string
 		fmt.Fprintf(c.stderr, "toolgate approvals %s: %v\n", verb, derr)
 		return exitFail
 	}
-	if r.State == approvals.Approved {
-		fmt.Fprintf(c.stdout, "approved %s: %s may run %s once, until %s\n", r.ID, printable(r.Agent), printable(r.Action), r.Expires.Local().Format(time.TimeOnly))
-	} else {
-		fmt.Fprintf(c.stdout, "%s %s: %s %s\n", r.State, r.ID, printable(r.Agent), printable(r.Action))
-	}
+	printDecision(c, r)
 	return exitOK
 }
 
