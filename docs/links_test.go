@@ -10,10 +10,6 @@ import (
 	"unicode"
 )
 
-// writtenElsewhere are documents this branch links to that another branch
-// of the same change writes; the link is checked once the file exists.
-var writtenElsewhere = map[string]bool{"approvals-team.md": true}
-
 var (
 	linkRE    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	headingRE = regexp.MustCompile("(?m)^#{1,6} +(.+?) *$")
@@ -80,9 +76,7 @@ func linkProblems(file, text string, readme bool) []string {
 		}
 		data, err := os.ReadFile(resolved)
 		if err != nil {
-			if !writtenElsewhere[filepath.Base(resolved)] {
-				out = append(out, fmt.Sprintf("%s: link %s: %s does not exist", file, target, resolved))
-			}
+			out = append(out, fmt.Sprintf("%s: link %s: %s does not exist", file, target, resolved))
 			continue
 		}
 		if anchor != "" && !hasHeading(string(data), anchor) {
