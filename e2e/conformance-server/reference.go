@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,8 +16,9 @@ import (
 // the conformance repository) differs from mcp-go in two ways a proxy in
 // front of it must cope with, which flag -like-reference models on top of
 // the both-era server:
-//   - its server/discover lists only 2026-07-28, while the same endpoint
-//     serves initialize with 2025-11-25 (a session-era client is served
+//   - its server/discover (and its UnsupportedProtocolVersionError) lists
+//     only 2026-07-28, while the same endpoint serves initialize with
+//     2025-11-25 (a session-era client is served
 //     in its own era: a proxy must not take the list for the whole truth);
 //   - it answers subscriptions/listen with Content-Type application/json
 //     and keeps the body open, writing one JSON message a line (the
@@ -26,28 +28,54 @@ import (
 // Both are done by rewriting what mcp-go writes, so the messages
 // themselves (filter, subscription ids, capabilities) stay mcp-go's.
 
-// listOnlyModern is msg with a DiscoverResult's supportedVersions cut to
-// 2026-07-28; any other message is returned unchanged.
+// listOnlyModern is msg with the versions it lists cut to 2026-07-28, as
+// the reference server lists them: a DiscoverResult's supportedVersions
+// and an UnsupportedProtocolVersionError's data.supported (the suite
+// checks that the two agree). Any other message is returned unchanged.
 func listOnlyModern(msg []byte) []byte {
-	if !bytes.Contains(msg, []byte(`"supportedVersions"`)) {
-		return msg
-	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil || m["result"] == nil {
+	if !bytes.Contains(msg, []byte(`"supported`)) || json.Unmarshal(msg, &m) != nil {
 		return msg
 	}
-	var res map[string]json.RawMessage
-	if json.Unmarshal(m["result"], &res) != nil || res["supportedVersions"] == nil {
+	modern, _ := json.Marshal(modernVersions())
+	var e struct {
+		Code int `json:"code"`
+	}
+	_ = json.Unmarshal(m["error"], &e)
+	if res, ok := replaceMember(m["result"], modern, "supportedVersions"); ok {
+		m["result"] = res
+	} else if eo, ok := replaceMember(m["error"], modern, "data", "supported"); ok && e.Code == mcp.UNSUPPORTED_PROTOCOL_VERSION {
+		m["error"] = eo
+	} else {
 		return msg
 	}
-	res["supportedVersions"], _ = json.Marshal(modernVersions())
-	m["result"], _ = json.Marshal(res)
 	out, _ := json.Marshal(m)
 	return out
 }
 
-// discoverRewriter holds the HTTP answer to server/discover, to write it
-// with listOnlyModern applied (to the body, or to each data line of an
+// replaceMember is the JSON object obj with the member at path set to v;
+// false when obj has nothing there.
+func replaceMember(obj, v json.RawMessage, path ...string) (json.RawMessage, bool) {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(obj, &o) != nil || o[path[0]] == nil {
+		return nil, false
+	}
+	if len(path) == 1 {
+		o[path[0]] = v
+	} else {
+		inner, ok := replaceMember(o[path[0]], v, path[1:]...)
+		if !ok {
+			return nil, false
+		}
+		o[path[0]] = inner
+	}
+	out, _ := json.Marshal(o)
+	return out, true
+}
+
+// discoverRewriter holds an HTTP answer (to server/discover, or to a
+// request of a version the server refuses), to write it with
+// listOnlyModern applied (to the body, or to each data line of an
 // SSE answer).
 type discoverRewriter struct {
 	w      http.ResponseWriter
@@ -150,11 +178,13 @@ func (g guard) likeReference(w http.ResponseWriter, msg []byte) (http.ResponseWr
 	}
 	var req guardedRequest
 	_ = json.Unmarshal(msg, &req)
-	switch req.Method {
-	case string(mcp.MethodServerDiscover):
+	v := metaVersion(req)
+	switch {
+	case req.Method == string(mcp.MethodServerDiscover) || (v != "" && !slices.Contains(modernVersions(), v)):
+		// The DiscoverResult, or the refusal of a version: their lists.
 		d := &discoverRewriter{w: w}
 		return d, d.finish
-	case "subscriptions/listen":
+	case req.Method == "subscriptions/listen":
 		return newNDJSONWriter(w), func() {}
 	}
 	return w, func() {}

@@ -14,13 +14,15 @@ import (
 
 func likeReference(g *guard) { g.likeRef = true }
 
-// TestListOnlyModern: only a DiscoverResult's supportedVersions is cut;
-// an error naming versions, and any other result, pass unchanged.
+// TestListOnlyModern: a DiscoverResult's supportedVersions and an
+// UnsupportedProtocolVersionError's supported list are cut; another
+// error naming versions, and any other result, pass unchanged.
 func TestListOnlyModern(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want string }{
 		{`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{}}}`, `{"id":1,"jsonrpc":"2.0","result":{"capabilities":{},"supportedVersions":["2026-07-28"]}}`},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supportedVersions":["2025-11-25"]}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supportedVersions":["2025-11-25"]}}}`},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2026-07-28","2025-11-25"],"requested":"1999-01-01"}}}`, `{"error":{"code":-32022,"data":{"requested":"1999-01-01","supported":["2026-07-28"]},"message":"x"},"id":1,"jsonrpc":"2.0"}`},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x","data":{"supported":["2025-11-25"]}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x","data":{"supported":["2025-11-25"]}}}`},
 		{`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"supportedVersions"}]}}`, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"supportedVersions"}]}}`},
 		{`not json "supportedVersions"`, `not json "supportedVersions"`},
 	}
@@ -32,7 +34,8 @@ func TestListOnlyModern(t *testing.T) {
 }
 
 // TestLikeReferenceHTTP: with -like-reference the both-era server's
-// discover lists only 2026-07-28, initialize is served all the same, and
+// discover (and its refusal of an unknown version) lists only 2026-07-28,
+// initialize is served all the same, and
 // subscriptions/listen is newline-delimited JSON under application/json:
 // the acknowledgement arrives while the body is open, a change made on
 // another request arrives as the next line.
@@ -74,6 +77,19 @@ func TestLikeReferenceHTTP(t *testing.T) {
 	d := decode(post("server/discover", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta(`{}`)+`}}`))
 	if got := mustJSON(d["result"].(map[string]any)["supportedVersions"]); got != `["2026-07-28"]` {
 		t.Errorf("discover lists %s, want only 2026-07-28", got)
+	}
+	old := strings.ReplaceAll(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta(`{}`)+`}}`, "2026-07-28", "2099-01-01")
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(old))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2099-01-01")
+	req.Header.Set("Mcp-Method", "tools/list")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := decode(resp)["error"]; !strings.Contains(mustJSON(e), `"supported":["2026-07-28"]`) {
+		t.Errorf("an unknown version refused with %s, want it to list only 2026-07-28 as discover does", mustJSON(e))
 	}
 	init := decode(post("initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
 	if v := init["result"].(map[string]any)["protocolVersion"]; v != "2025-11-25" {
