@@ -229,6 +229,9 @@ func withBearer(t testing.TB, base, token string) string {
 		}
 		w.WriteHeader(resp.StatusCode)
 		f, _ := w.(http.Flusher)
+		if f != nil {
+			f.Flush() // the headers now: a stream may stay quiet a while
+		}
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := resp.Body.Read(buf)
