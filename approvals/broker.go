@@ -1,6 +1,7 @@
-// Package approvals is the approval broker of DESIGN.md §5: a call that the
+// Package approvals is the approval broker: a call that the
 // tier says needs approval opens a request bound to {agent, action, SHA-256
-// of the canonical arguments, workspace revision}; an operator (console,
+// of the canonical arguments, workspace revision and its generation, digest
+// of the tool's definition} (Key); an operator (console,
 // CLI), a declarative rule or the harness's user (elicitation) approves or
 // denies it; the identical call then runs once.
 //
@@ -73,12 +74,17 @@ var ErrNotFound = errors.New("no such approval request")
 var ErrFinal = errors.New("approval request is no longer pending")
 
 // Key is what an approval is bound to: one agent, one action, one exact set
-// of arguments, one revision of the workspace.
+// of arguments, one revision of the workspace — by its content hash and by
+// its generation, which only grows, so a file reverted to older content
+// revives nothing — and one definition of the tool (its digest), so a tool
+// redefined while the call waits is not run under the old approval.
 type Key struct {
 	Agent      string
 	Action     string
 	ArgsSHA256 string
 	Revision   string
+	Generation int64
+	Definition string
 }
 
 // Info is what an operator is shown about a call, fixed when the request is
@@ -93,11 +99,14 @@ type Info struct {
 
 // Request is a snapshot of one approval request.
 type Request struct {
-	ID         string          `json:"id"`
-	Agent      string          `json:"agent"`
-	Action     string          `json:"action"`
-	ArgsSHA256 string          `json:"args_sha256"`
-	Revision   string          `json:"revision"`
+	ID         string `json:"id"`
+	Agent      string `json:"agent"`
+	Action     string `json:"action"`
+	ArgsSHA256 string `json:"args_sha256"`
+	Revision   string `json:"revision"`
+	// Generation and Definition complete the binding (Key).
+	Generation int64           `json:"generation"`
+	Definition string          `json:"definition,omitempty"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Argv       []string        `json:"argv,omitempty"`
 	Tier       string          `json:"tier"`
@@ -114,7 +123,7 @@ type Request struct {
 
 // Key returns the binding of the request.
 func (r Request) Key() Key {
-	return Key{Agent: r.Agent, Action: r.Action, ArgsSHA256: r.ArgsSHA256, Revision: r.Revision}
+	return Key{Agent: r.Agent, Action: r.Action, ArgsSHA256: r.ArgsSHA256, Revision: r.Revision, Generation: r.Generation, Definition: r.Definition}
 }
 
 // Record is the audit event's "approval" field for a call that ran under
@@ -364,6 +373,7 @@ func (b *Broker) newEntry(key Key, info Info, now time.Time) *entry {
 	return &entry{
 		req: Request{
 			ID: newID(), Agent: key.Agent, Action: key.Action, ArgsSHA256: key.ArgsSHA256, Revision: key.Revision,
+			Generation: key.Generation, Definition: key.Definition,
 			Arguments: info.Arguments, Argv: info.Argv, Tier: info.Tier, Reason: info.Reason, Payload: info.Payload,
 			State: Pending, Created: now, Expires: now.Add(b.ttl),
 		},

@@ -69,6 +69,7 @@ func (b *Broker) GrantContext(ctx context.Context, key Key, info Info, by string
 	now := time.Now().UTC()
 	r := Request{
 		ID: newID(), Agent: key.Agent, Action: key.Action, ArgsSHA256: key.ArgsSHA256, Revision: key.Revision,
+		Generation: key.Generation, Definition: key.Definition,
 		Arguments: info.Arguments, Argv: info.Argv, Tier: info.Tier, Reason: info.Reason, Payload: info.Payload,
 		State: Used, Created: now, Expires: now.Add(b.ttl), DecidedBy: by, DecidedAt: now,
 	}

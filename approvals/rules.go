@@ -47,3 +47,21 @@ func (r *Rules) Match(policy *grantcheck.Policy, d grantcheck.Decision, agent, s
 	}
 	return "", false
 }
+
+// Naming returns the approvers ("rule:<n>") of the rules that may approve
+// agent's calls of surface:member — those naming the agent and the tool
+// (or its whole surface), whatever their argument bounds — for `toolgate
+// check` to say that a cautious write may run without a human.
+func (r *Rules) Naming(agent, surface, member string) []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for i, rule := range r.list {
+		c := rule.Capability
+		if rule.Agent == agent && c.Surface == surface && (c.Kind != grantcheck.KindTool || c.Member == member) {
+			out = append(out, "rule:"+strconv.Itoa(i+1))
+		}
+	}
+	return out
+}

@@ -61,4 +61,15 @@ func TestRulesApproveCautiousWritesOnly(t *testing.T) {
 			t.Errorf("%s (decision %s, tier %s): Match = %q %v, want %q", c.member, d.Outcome, d.Tier, by, ok, c.want)
 		}
 	}
+	// Naming: the rules that name the agent and the tool or its surface.
+	if got := rules.Naming("w", "notes", "append"); len(got) != 1 || got[0] != "rule:1" {
+		t.Errorf("Naming(w, notes, append) = %v", got)
+	}
+	if got := rules.Naming("other", "notes", "append"); got != nil {
+		t.Errorf("Naming of another agent = %v", got)
+	}
+	var none *Rules
+	if none.Naming("w", "notes", "append") != nil {
+		t.Error("nil rules name something")
+	}
 }

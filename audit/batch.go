@@ -33,6 +33,9 @@ func ObserveCommit(commit CommitFunc, observe func(d time.Duration, events int))
 // both append through one.
 type Batcher struct {
 	commit CommitFunc
+	// deferred, when set, writes a batch that holds only deferred events
+	// (AppendDeferred); nil writes every batch with commit.
+	deferred CommitFunc
 
 	mu      sync.Mutex
 	idle    *sync.Cond // signalled when a leader steps down
@@ -44,9 +47,10 @@ type Batcher struct {
 }
 
 type pending struct {
-	ev   *Event
-	err  error
-	done chan struct{}
+	ev       *Event
+	deferred bool
+	err      error
+	done     chan struct{}
 }
 
 // NewBatcher returns a Batcher that writes batches with commit.
@@ -56,10 +60,32 @@ func NewBatcher(commit CommitFunc) *Batcher {
 	return b
 }
 
+// NewDeferringBatcher returns a Batcher that writes batches with commit,
+// except those holding only deferred events (AppendDeferred), which it
+// writes with deferred: the JSONL Log writes them without waiting for
+// fsync.
+func NewDeferringBatcher(commit, deferred CommitFunc) *Batcher {
+	b := NewBatcher(commit)
+	b.deferred = deferred
+	return b
+}
+
 // Append queues ev and returns once the batch holding it was committed,
 // with that event's error. After Close it returns ErrClosed.
 func (b *Batcher) Append(ev *Event) error {
-	p := &pending{ev: ev, done: make(chan struct{})}
+	return b.append(&pending{ev: ev, done: make(chan struct{})})
+}
+
+// AppendDeferred is Append for an event whose durability may trail its
+// return: a batch of such events alone is written with the deferred
+// commit (without NewDeferringBatcher: as Append). A batch that holds any
+// other event is committed in full, which makes the deferred events
+// before it durable too.
+func (b *Batcher) AppendDeferred(ev *Event) error {
+	return b.append(&pending{ev: ev, deferred: true, done: make(chan struct{})})
+}
+
+func (b *Batcher) append(p *pending) error {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -98,7 +124,11 @@ func (b *Batcher) run(batch []*pending) {
 	for i, p := range batch {
 		evs[i] = p.ev
 	}
-	errs, err := b.commit(evs)
+	commit := b.commit
+	if b.deferred != nil && allDeferred(batch) {
+		commit = b.deferred
+	}
+	errs, err := commit(evs)
 	for i, p := range batch {
 		switch {
 		case err != nil:
@@ -108,6 +138,15 @@ func (b *Batcher) run(batch []*pending) {
 		}
 		close(p.done)
 	}
+}
+
+func allDeferred(batch []*pending) bool {
+	for _, p := range batch {
+		if !p.deferred {
+			return false
+		}
+	}
+	return true
 }
 
 // Close refuses new appends and waits for the batch in progress (and the

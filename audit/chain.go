@@ -20,6 +20,16 @@ type Sink interface {
 	Close() error
 }
 
+// DeferringSink is a Sink that can also record an event whose fsync may
+// trail its return (Log.AppendDeferred): written in order at once, synced
+// with the next commit or within DeferredSyncWithin. The gateway uses it
+// for a call's outcome event only; a sink without it (the PostgreSQL
+// chain) records outcomes with Append.
+type DeferringSink interface {
+	Sink
+	AppendDeferred(ev *Event) error
+}
+
 // Decisions and actions that the audit package writes itself.
 const (
 	// DecisionCheckpoint marks a signed checkpoint event.

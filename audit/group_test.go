@@ -14,12 +14,7 @@ import (
 // the others together), and every Append returns only after its batch.
 func TestGroupCommit(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path, Options{Fsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l, path := openSynced(t)
 	other, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)

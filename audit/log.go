@@ -48,6 +48,11 @@ type Options struct {
 	HeadLogEvery time.Duration
 }
 
+// DeferredSyncWithin bounds how long an event appended with AppendDeferred
+// may stay written but not synced (with Fsync) when no other commit syncs
+// it first.
+const DeferredSyncWithin = 10 * time.Millisecond
+
 // Log appends events to one audit file. It is safe for concurrent use by
 // goroutines, and several processes (each with its own Log) may append to
 // the same file.
@@ -57,6 +62,8 @@ type Options struct {
 // whole queue, re-reads the chain's tail if another process appended, and
 // writes every queued event with one write and one fsync. Each Append
 // returns only when its own event is written (and synced, with Fsync).
+// AppendDeferred returns once its event is written; its fsync is the next
+// batch's, or one within DeferredSyncWithin.
 type Log struct {
 	path   string
 	fsync  bool
@@ -71,6 +78,16 @@ type Log struct {
 	f    *os.File
 	size int64 // file size after this Log's last batch or tail read; -1 unknown
 	head Head
+
+	// The deferred fsync (AppendDeferred), under dmu: dirty is set while
+	// lines are written but not synced, timer syncs them within
+	// DeferredSyncWithin, syncErr is a failed deferred fsync, which the
+	// next commit returns (so the audit fails closed), closed stops it.
+	dmu     sync.Mutex
+	dirty   bool
+	timer   *time.Timer
+	syncErr error
+	closed  bool
 }
 
 // Open opens (creating with mode 0600 if needed) the audit log at path and
@@ -88,7 +105,7 @@ func Open(path string, opts Options) (*Log, error) {
 	}
 	l := &Log{path: path, fsync: opts.Fsync, signer: NewSigner(opts.SigningKey, opts.CheckpointEvery), f: f, size: -1,
 		heads: NewHeadAnnouncer(opts)}
-	l.batch = NewBatcher(ObserveCommit(l.commit, opts.OnCommit))
+	l.batch = NewDeferringBatcher(ObserveCommit(l.commit, opts.OnCommit), ObserveCommit(l.commitDeferred, opts.OnCommit))
 	if err := l.prime(); err != nil {
 		f.Close()
 		return nil, err
@@ -115,7 +132,7 @@ func (l *Log) prime() error {
 		return err
 	}
 	if rec != nil {
-		_, err = l.writeLocked(size, []*Event{rec})
+		_, err = l.writeLocked(size, []*Event{rec}, true)
 	}
 	return err
 }
@@ -132,8 +149,63 @@ func (l *Log) Append(ev *Event) error {
 	return l.batch.Append(ev)
 }
 
-// commit writes one batch under the file lock.
-func (l *Log) commit(evs []*Event) ([]error, error) {
+// AppendDeferred is Append for an event that must be in the file, in
+// order, when it returns, but whose fsync may come later: with the next
+// batch holding an event appended with Append (which syncs the file), or
+// within DeferredSyncWithin. A crash of the process loses nothing (the
+// line is in the kernel's cache); a crash of the machine can lose such
+// events written since the last sync. The gateway appends a call's
+// outcome this way, never its decision.
+func (l *Log) AppendDeferred(ev *Event) error {
+	if ev == nil {
+		return errors.New("audit: Append of a nil event")
+	}
+	return l.batch.AppendDeferred(ev)
+}
+
+// commit writes one batch under the file lock, synced (with Fsync).
+func (l *Log) commit(evs []*Event) ([]error, error) { return l.commitSync(evs, true) }
+
+// commitDeferred writes a batch of deferred events under the file lock
+// and leaves their fsync to the next commit or the deferred sync.
+func (l *Log) commitDeferred(evs []*Event) ([]error, error) {
+	errs, err := l.commitSync(evs, false)
+	if err == nil && l.fsync {
+		l.dmu.Lock()
+		l.dirty = true
+		if l.timer == nil && !l.closed {
+			l.timer = time.AfterFunc(DeferredSyncWithin, l.syncDeferred)
+		}
+		l.dmu.Unlock()
+	}
+	return errs, err
+}
+
+// syncDeferred syncs lines written by deferred batches, unless a commit
+// synced them since.
+func (l *Log) syncDeferred() {
+	l.dmu.Lock()
+	defer l.dmu.Unlock()
+	l.timer = nil
+	if !l.dirty || l.closed {
+		return
+	}
+	l.dirty = false
+	if err := l.f.Sync(); err != nil {
+		l.syncErr = fmt.Errorf("sync audit log %s (outcome events written before it): %w", l.path, err)
+	}
+}
+
+// commitSync writes one batch under the file lock; sync says whether it
+// is synced before it returns (with Fsync).
+func (l *Log) commitSync(evs []*Event, sync bool) ([]error, error) {
+	l.dmu.Lock()
+	serr := l.syncErr
+	l.syncErr = nil
+	l.dmu.Unlock()
+	if serr != nil {
+		return nil, serr
+	}
 	if err := lockFile(l.f); err != nil {
 		return nil, fmt.Errorf("lock audit log %s: %w", l.path, err)
 	}
@@ -143,17 +215,18 @@ func (l *Log) commit(evs []*Event) ([]error, error) {
 		return nil, err
 	}
 	if rec != nil {
-		if _, err := l.writeLocked(size, []*Event{rec}); err != nil {
+		if _, err := l.writeLocked(size, []*Event{rec}, true); err != nil {
 			return nil, err
 		}
 		size = l.size
 	}
-	return l.writeLocked(size, evs)
+	return l.writeLocked(size, evs, sync)
 }
 
 // writeLocked seals evs onto the head, writes them in one write and syncs
-// them; the caller holds the file lock and size is the file's size.
-func (l *Log) writeLocked(size int64, evs []*Event) ([]error, error) {
+// them (when sync); the caller holds the file lock and size is the file's
+// size.
+func (l *Log) writeLocked(size int64, evs []*Event, sync bool) ([]error, error) {
 	lines, errs, next := SealBatch(l.head, evs, l.signer, time.Now())
 	if len(lines) == 0 {
 		return errs, nil
@@ -166,7 +239,7 @@ func (l *Log) writeLocked(size int64, evs []*Event) ([]error, error) {
 	for _, ln := range lines {
 		buf = append(buf, ln.Bytes...)
 	}
-	if err := l.writeSync(size, buf); err != nil {
+	if err := l.writeSync(size, buf, sync); err != nil {
 		return nil, err
 	}
 	l.size, l.head = size+int64(n), next
@@ -184,7 +257,7 @@ func (l *Log) Close() error {
 		l.batch.Close()
 		cerr := l.closeCheckpoint()
 		l.heads.Close()
-		l.closeErr = errors.Join(cerr, l.f.Close())
+		l.closeErr = errors.Join(cerr, l.stopDeferred(), l.f.Close())
 	})
 	return l.closeErr
 }
@@ -203,7 +276,7 @@ func (l *Log) closeCheckpoint() error {
 		return err
 	}
 	if rec != nil {
-		if _, err := l.writeLocked(size, []*Event{rec}); err != nil {
+		if _, err := l.writeLocked(size, []*Event{rec}, true); err != nil {
 			return err
 		}
 		size = l.size
@@ -212,7 +285,7 @@ func (l *Log) closeCheckpoint() error {
 	if err != nil || !ok {
 		return err
 	}
-	if err := l.writeSync(size, cp.Bytes); err != nil {
+	if err := l.writeSync(size, cp.Bytes, true); err != nil {
 		return fmt.Errorf("closing checkpoint: %w", err)
 	}
 	l.size, l.head = size+int64(len(cp.Bytes)), Head{Seq: cp.Event.Seq, Hash: cp.Hash, Sealed: true}
@@ -220,9 +293,30 @@ func (l *Log) closeCheckpoint() error {
 	return nil
 }
 
-// writeSync appends buf at size and syncs it; on failure it takes back a
-// partial write so nothing half-written stays in the chain.
-func (l *Log) writeSync(size int64, buf []byte) error {
+// stopDeferred ends the deferred sync at Close, syncing what is still
+// unsynced.
+func (l *Log) stopDeferred() error {
+	l.dmu.Lock()
+	defer l.dmu.Unlock()
+	l.closed = true
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	err := l.syncErr
+	if l.dirty {
+		l.dirty = false
+		if serr := l.f.Sync(); serr != nil {
+			err = errors.Join(err, fmt.Errorf("sync audit log %s: %w", l.path, serr))
+		}
+	}
+	return err
+}
+
+// writeSync appends buf at size and syncs it (when sync, with Fsync); on
+// failure it takes back a partial write so nothing half-written stays in
+// the chain. A sync covers every line before buf, deferred ones too.
+func (l *Log) writeSync(size int64, buf []byte, sync bool) error {
 	wn, err := l.f.Write(buf)
 	if err != nil {
 		l.size = -1
@@ -233,7 +327,10 @@ func (l *Log) writeSync(size int64, buf []byte) error {
 		}
 		return fmt.Errorf("write audit log %s: %w", l.path, err)
 	}
-	if l.fsync {
+	if l.fsync && sync {
+		l.dmu.Lock()
+		l.dirty = false
+		l.dmu.Unlock()
 		if err := l.f.Sync(); err != nil {
 			l.size = -1
 			return fmt.Errorf("sync audit log %s: %w", l.path, err)

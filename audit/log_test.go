@@ -32,11 +32,7 @@ func TestAppendChainVerifies(t *testing.T) {
 
 func TestAppendFillsTimeInUTC(t *testing.T) {
 	t.Parallel()
-	l, err := Open(filepath.Join(t.TempDir(), "a.jsonl"), Options{Fsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l, _ := openSynced(t)
 	before := time.Now()
 	ev := &Event{Agent: "a"}
 	if err := l.Append(ev); err != nil {

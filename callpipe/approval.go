@@ -23,9 +23,11 @@ const ProgressEvery = 2 * time.Second
 // writes only, where the workspace allows it) the caller's own user. It
 // reports refused with the result when the call may not run; otherwise ev
 // now records the approval that covers the call.
-func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d grantcheck.Decision, ev *audit.Event, preview []string) (Result, bool) {
+// def is the digest of the tool's definition (Definer), bound by the
+// approval with the revision and its generation.
+func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d grantcheck.Decision, ev *audit.Event, preview []string, def string) (Result, bool) {
 	call := req.Call
-	key := approvals.Key{Agent: req.Agent, Action: ev.Action, ArgsSHA256: call.Digest, Revision: snap.Revision}
+	key := approvals.Key{Agent: req.Agent, Action: ev.Action, ArgsSHA256: call.Digest, Revision: snap.Revision, Generation: snap.Generation, Definition: def}
 	info := approvals.Info{
 		Argv: p.redactAll(preview),
 		Tier: string(d.Tier), Reason: ev.Reason, Payload: ev.Payload,
@@ -39,7 +41,7 @@ func (p *Pipeline) approve(ctx context.Context, snap *Snapshot, req Request, d g
 	if preview == nil {
 		info.Argv = nil
 	}
-	if by, ok := snap.Rules.Match(snap.Policy, d, req.Agent, req.Surface, call.Name, call.Args); ok {
+	if by := snap.ruleApprover(d, req.Agent, req.Surface, call.Name, call.Args); by != "" {
 		approvedCall(ev, d, p.approvals.Grant(key, info, by), p.redactor)
 		return Result{}, false
 	}
@@ -212,6 +214,7 @@ func (p *Pipeline) hold(ctx context.Context, snap *Snapshot, req Request, d gran
 		again := req
 		again.Hold = nil
 		again.Wait = p.approvals.TTL()
+		again.heldUnder = snap
 		return p.Call(bctx, again)
 	}
 	if result, ok := req.Hold.Task(ctx, r, resume); ok {
@@ -223,7 +226,7 @@ func (p *Pipeline) hold(ctx context.Context, snap *Snapshot, req Request, d gran
 	}
 	if userMayApprove(snap, d) && p.sealer != nil {
 		state, err := p.sealer.Seal(StateClaims{Agent: req.Agent, Action: ev.Action, ArgsSHA256: req.Call.Digest,
-			Revision: snap.Revision, ApprovalID: r.ID, Expires: r.Expires.Unix()})
+			Revision: snap.Revision, Generation: snap.Generation, ApprovalID: r.ID, Expires: r.Expires.Unix()})
 		if err == nil {
 			if result, ok := req.Hold.AskUser(ctx, r, p.question(r), state); ok {
 				pending("the caller's user was asked")
@@ -264,8 +267,12 @@ func (p *Pipeline) userAnswered(ctx context.Context, snap *Snapshot, req Request
 	if err != nil {
 		return refuse("requestState refused: " + err.Error())
 	}
-	if c.Agent != req.Agent || c.Action != ev.Action || c.ArgsSHA256 != req.Call.Digest || c.Revision != snap.Revision {
-		return refuse("requestState refused: it was issued for another call (agent, tool, arguments or workspace revision differ)")
+	if c.Agent != req.Agent || c.Action != ev.Action || c.ArgsSHA256 != req.Call.Digest {
+		return refuse("requestState refused: it was issued for another call (agent, tool or arguments differ)")
+	}
+	if c.Revision != snap.Revision || c.Generation != snap.Generation {
+		return refuse(fmt.Sprintf("requestState refused: the workspace was reloaded since it was issued (generation %d, now %s); call again without it to have the call decided under the revision in force",
+			c.Generation, snap.describe()))
 	}
 	if !userMayApprove(snap, d) {
 		return refuse("requestState refused: this call may not be approved by the caller's own user")

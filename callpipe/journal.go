@@ -14,6 +14,15 @@ type Appender interface {
 	Append(ev *audit.Event) error
 }
 
+// DeferringAppender is an Appender that can also record an event whose
+// fsync may come after Append returns (audit.Log.AppendDeferred): the
+// event is written, in order, before it returns, and synced with the next
+// commit or within audit.DeferredSyncWithin.
+type DeferringAppender interface {
+	Appender
+	AppendDeferred(ev *audit.Event) error
+}
+
 // Journal is the gateway's one path to the audit: it appends and keeps
 // the audit's health, so that while appends fail every allowed call is
 // refused before anything runs (the audit fails closed).
@@ -32,7 +41,25 @@ func NewJournal(sink Appender) *Journal { return &Journal{sink: sink} }
 
 // Append records ev and the health of the audit.
 func (j *Journal) Append(ev *audit.Event) error {
-	err := j.sink.Append(ev)
+	return j.record(j.sink.Append(ev))
+}
+
+// AppendOutcome records a call's outcome event: like Append, but on a
+// sink that can defer an fsync (DeferringAppender) it returns once the
+// event is written, and its fsync is the next commit's — the next call's
+// write-ahead decision event, which must be durable before that call runs
+// — or one within audit.DeferredSyncWithin. So a crash of the machine can
+// lose an outcome, never a decision: every decision is synced before its
+// call runs. Sinks without it (the PostgreSQL chain) commit it as Append.
+func (j *Journal) AppendOutcome(ev *audit.Event) error {
+	if d, ok := j.sink.(DeferringAppender); ok {
+		return j.record(d.AppendDeferred(ev))
+	}
+	return j.Append(ev)
+}
+
+// record keeps the health of the audit after an append that returned err.
+func (j *Journal) record(err error) error {
 	now := time.Now().UTC()
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -1,4 +1,4 @@
-// Package callpipe is the one call pipeline of DESIGN.md §5, shared by
+// Package callpipe is toolgate's one call pipeline, shared by
 // pack commands and proxied MCP tools: identity, grant, requires and
 // scopes, schema, constraints, tier, approval, the audit-failing gate,
 // the write-ahead decision event, execution, the outcome event. Every
@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/tiers"
 )
@@ -50,6 +51,10 @@ type Snapshot struct {
 	Policy   *grantcheck.Policy
 	Rules    *approvals.Rules
 	Revision string
+	// Generation numbers the revisions a deployment has had in force
+	// (state.Store.RecordRevision); approvals and requestStates bind it,
+	// so a file reverted to older content revives none of them.
+	Generation int64
 	// Wait is how long a call waits for an approval (approvals.wait).
 	Wait time.Duration
 	// Elicitation lets the caller's own user approve cautious writes
@@ -59,6 +64,11 @@ type Snapshot struct {
 	// from where the call is held (e.g. "`toolgate approvals -w WS approve
 	// ID`"); nil uses the plain CLI command.
 	ApproveHint func(id string) string
+	// Lock is toolgate.lock in force (nil: definitions are not pinned) and
+	// Live the digest of a tool's definition as it is served now ("" when
+	// unknown); a tool whose live digest is not its pin is refused.
+	Lock *pin.Lock
+	Live func(surface, member string) pin.Digest
 }
 
 // Request is one tools/call on its way through the pipeline.
@@ -88,6 +98,17 @@ type Request struct {
 	Wait time.Duration
 	// Protocol is the MCP protocol version the call came in (for the log).
 	Protocol string
+	// TokenScoped is set when the caller authenticated with an access
+	// token (JWT identity): the call may then use only those of the
+	// agent's declared scopes that TokenScopes (the token's scope claim)
+	// also grant. A token without a scope claim grants none.
+	TokenScoped bool
+	TokenScopes []string
+	// heldUnder, set on a task's resumed call, is the snapshot the call
+	// was held under: the resumed call waits for the very approval the
+	// task names, and is decided again against the revision in force
+	// when it is about to run (redecide).
+	heldUnder *Snapshot
 }
 
 // Holder takes a call that needs approval off its request, for clients
@@ -234,7 +255,10 @@ func (p *Pipeline) Call(ctx context.Context, req Request) Result {
 // call is Call; *evp is set to the call's decision event as soon as it
 // exists (evp may be nil).
 func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Result {
-	snap := p.snapshot()
+	snap := req.heldUnder
+	if snap == nil {
+		snap = p.snapshot()
+	}
 	ctx = withSnapshot(ctx, snap)
 	name := req.Name
 	if req.Call != nil {
@@ -262,7 +286,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 	// approval step's; the downstream sees the call without it.
 	call, ownState, ownAnswer := req.Call.ownInput()
 	req.Call = call
-	d := snap.Policy.Decide(req.Agent, req.Surface, call.Name, call.Args)
+	d := decide(ctx, snap, req, call)
 	ev.Decision, ev.Tier, ev.Payload.Effects = string(d.Outcome), string(d.Tier), string(d.Effects)
 	ev.Reason = p.redactor.Redact(d.Reason)
 	// An allowed call is logged at debug only: the audit holds every
@@ -296,7 +320,12 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 				return r
 			}
 		}
-		if r, refused := p.approve(ctx, snap, req, d, ev, run.Preview()); refused {
+		def := definitionOf(req.Exec, call.Name)
+		if r, refused := p.approve(ctx, snap, req, d, ev, run.Preview(), def); refused {
+			run.Discard()
+			return r
+		}
+		if r, refused := p.redecide(ctx, snap, req, ev, def); refused {
 			run.Discard()
 			return r
 		}
@@ -324,10 +353,11 @@ func (p *Pipeline) call(ctx context.Context, req Request, evp **audit.Event) Res
 }
 
 // finish writes the outcome event of an executed call and returns its
-// result (redacted).
+// result (redacted). The outcome is in the audit before the result is
+// returned; its fsync may follow (Journal.AppendOutcome).
 func (p *Pipeline) finish(decision *audit.Event, out Outcome) Result {
 	ev := outcomeEvent(decision, out, p.redactor)
-	if err := p.journal.Append(ev); err != nil {
+	if err := p.journal.AppendOutcome(ev); err != nil {
 		return auditFailure(err)
 	}
 	res := Result{failed: ev.Error}

@@ -15,9 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/audit"
-	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/redact"
-	"github.com/toolgate/toolgate/workspace"
 )
 
 const testWorkspace = `version: 1
@@ -64,18 +62,7 @@ type harness struct {
 func newHarness(t *testing.T, yaml string, wait time.Duration, sink Appender) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	wsPath := filepath.Join(dir, "toolgate.yaml")
-	if err := os.WriteFile(wsPath, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Load(wsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := grantcheck.Compile(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, policy := compileWorkspace(t, dir, yaml)
 	rules, err := approvals.CompileRules(policy, ws)
 	if err != nil {
 		t.Fatal(err)

@@ -17,13 +17,14 @@ import (
 const statePrefix = "tg1."
 
 // StateClaims is what a requestState toolgate issues binds: one call of
-// one agent under one workspace revision, the approval it asks the user
-// about, and until when.
+// one agent under one workspace revision (content hash and generation),
+// the approval it asks the user about, and until when.
 type StateClaims struct {
 	Agent      string `json:"a"`
 	Action     string `json:"x"`
 	ArgsSHA256 string `json:"d"`
 	Revision   string `json:"r"`
+	Generation int64  `json:"g"`
 	ApprovalID string `json:"p"`
 	Expires    int64  `json:"e"`
 }

@@ -1,6 +1,12 @@
 package callpipe
 
-import "github.com/toolgate/toolgate/strictjson"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/toolgate/toolgate/strictjson"
+)
 
 // Every CallToolResult toolgate builds itself — a refusal, a failure, a
 // pack command's output, a job tool's answer — is encoded here, once, for
@@ -30,6 +36,9 @@ func (r ToolResult) JSON() []byte {
 	if r.IsError {
 		b = append(b, `,"isError":true`...)
 	}
+	if r.Structured == nil {
+		r.Structured = scalarStructured(r.Text)
+	}
 	if r.Structured != nil {
 		b = append(b, `,"structuredContent":`...)
 		var ok bool
@@ -38,6 +47,54 @@ func (r ToolResult) JSON() []byte {
 		}
 	}
 	return append(b, '}')
+}
+
+// scalarStructured is the structuredContent of a result without one whose
+// text is exactly one JSON value other than an object (a string, number,
+// boolean, null or array, as jq prints them): {"result": value}. Gemini
+// CLI and its forks (packages/core/src/tools/mcp-compliance-transport.ts,
+// fixStructuredContent) set a missing structuredContent to JSON.parse of
+// the first text block, and the MCP SDK's CallToolResultSchema then
+// rejects anything but an object ("structuredContent: expected record,
+// received string"): an object there keeps the harness's own guess out.
+// The text is unchanged, and a tool without an outputSchema may carry
+// structuredContent; nil for any other text.
+func scalarStructured(text string) map[string]any {
+	i := 0
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
+		i++
+	}
+	if i == len(text) {
+		return nil
+	}
+	switch c := text[i]; {
+	case c == 't' || c == 'f' || c == 'n':
+		// Only the literal itself, without decoding: most text starting
+		// with these letters is words.
+		switch strings.TrimRight(text[i:], " \t\n\r") {
+		case "true":
+			return map[string]any{"result": true}
+		case "false":
+			return map[string]any{"result": false}
+		case "null":
+			return map[string]any{"result": nil}
+		}
+		return nil
+	case c == '"' || c == '[' || c == '-' || (c >= '0' && c <= '9'):
+	default:
+		return nil // an object, or not JSON
+	}
+	data := []byte(text)
+	if !json.Valid(data) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	return map[string]any{"result": v}
 }
 
 // ErrorResult is a CallToolResult with isError and one text block: how

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -67,6 +68,78 @@ func TestToolResultRefusesWhatIsNotJSON(t *testing.T) {
 		got := ToolResult{Text: "t", Structured: map[string]any{"v": v}}.JSON()
 		if !json.Valid(got) || !strings.Contains(string(got), `"isError":true`) || !strings.Contains(string(got), "not JSON") {
 			t.Errorf("Structured %#v: %s, want an error result", v, got)
+		}
+	}
+}
+
+// TestScalarTextGetsAnObjectStructuredContent: a text that is one JSON
+// value other than an object (what Gemini CLI would JSON.parse into a
+// non-object structuredContent and then reject) carries {"result": value};
+// an object, text that is not JSON, and a result that has structuredContent
+// already are left alone. The text is never changed.
+func TestScalarTextGetsAnObjectStructuredContent(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		text string
+		want string // the structuredContent member, "" for none
+	}{
+		{"\"api\"\n", `{"result":"api"}`},
+		{"42", `{"result":42}`},
+		{"1e400\n", `{"result":1e400}`},
+		{"-0.50", `{"result":-0.50}`},
+		{" true ", `{"result":true}`},
+		{"false", `{"result":false}`},
+		{"null\n", `{"result":null}`},
+		{"[1,\"<a>\",{\"k\":1,\"k\":2}]\n", `{"result":[1,"<a>",{"k":2}]}`},
+		{"\"\\ud800\"", "{\"result\":\"\ufffd\"}"},
+		{`{"name":"toolgate"}`, ""},
+		{"\"api\"\n\"web\"\n", ""}, // two values: JSON.parse fails too
+		{"1 file changed", ""},
+		{"null-terminated", ""},
+		{"[INFO] done", ""},
+		{"", ""},
+		{"   \n", ""},
+		{"notes.txt\n", ""},
+		{"DENIED: approval pending", ""},
+		{"nullable", ""},
+		{"true story\n", ""},
+		{"\xff\xfe", ""},
+		{"\"\xff\"", "{\"result\":\"\ufffd\"}"},
+		{strings.Repeat("[", 20000) + strings.Repeat("]", 20000), ""}, // deeper than the decoder goes: left alone
+		{strings.Repeat("[", 100) + strings.Repeat("]", 100), "{\"result\":" + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "}"},
+	}
+	for _, c := range cases {
+		got := ToolResult{Text: c.text}.JSON()
+		var doc struct {
+			Content           []struct{ Text string }
+			StructuredContent json.RawMessage
+		}
+		if err := json.Unmarshal(got, &doc); err != nil {
+			t.Fatalf("%q: %v in %s", c.text, err, got)
+		}
+		if len(doc.Content) != 1 || (utf8.ValidString(c.text) && doc.Content[0].Text != c.text) {
+			t.Errorf("%q: the text changed: %s", c.text, got)
+		}
+		if string(doc.StructuredContent) != c.want {
+			t.Errorf("%q: structuredContent %s, want %q", c.text, doc.StructuredContent, c.want)
+		}
+	}
+	own := ToolResult{Text: "7", Structured: map[string]any{"a": 1}}.JSON()
+	if !strings.HasSuffix(string(own), `"structuredContent":{"a":1}}`) {
+		t.Errorf("a result's own structuredContent was replaced: %s", own)
+	}
+	if e := ErrorResult("[1]"); !strings.Contains(string(e), `"isError":true,"structuredContent":{"result":[1]}`) {
+		t.Errorf("error result %s", e)
+	}
+}
+
+// TestScalarCheckCostsNothingForText: text that is not a JSON scalar (a
+// listing, a sentence, words starting like true/false/null) is told apart
+// without allocating, so ordinary results pay nothing for the check.
+func TestScalarCheckCostsNothingForText(t *testing.T) {
+	for _, text := range []string{"notes.txt\nkeep.txt\n", "null-terminated", "{\"name\":\"toolgate\"}", "DENIED: readonly tier: write refused"} {
+		if n := testing.AllocsPerRun(100, func() { _ = scalarStructured(text) }); n != 0 {
+			t.Errorf("%q: %v allocations", text, n)
 		}
 	}
 }

@@ -73,8 +73,10 @@ func TestClaudeCodeJWT(t *testing.T) {
 		t.Errorf("claude output (%v):\n%s", err, out)
 	}
 	results := model.Results()
-	if len(results) != 1 || results[0].IsError || strings.TrimSpace(results[0].Text) != `"toolgate"` {
-		t.Fatalf("the model received %+v, want jq's \"toolgate\"", results)
+	// Claude Code hands its model the structuredContent toolgate adds to
+	// jq's "toolgate" (docs/harnesses.md).
+	if len(results) != 1 || results[0].IsError || strings.TrimSpace(results[0].Text) != `{"result":"toolgate"}` {
+		t.Fatalf("the model received %+v, want jq's \"toolgate\" as {\"result\":\"toolgate\"}", results)
 	}
 	var got []string
 	for _, ev := range readClaudeAudit(t, filepath.Join(dir, "audit.jsonl")) {

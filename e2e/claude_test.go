@@ -182,8 +182,11 @@ agents:
 	if len(results) != 5 {
 		t.Fatalf("the model received %d tool results, want 5: %+v", len(results), model.Results())
 	}
-	if r := results["toolu_00_00"]; r.IsError || strings.TrimSpace(r.Text) != `"toolgate"` {
-		t.Errorf("granted read: %+v, want the jq output \"toolgate\"", r)
+	// jq prints the JSON string "toolgate"; toolgate's result carries it
+	// as structuredContent {"result": "toolgate"} too (docs/harnesses.md),
+	// which is what Claude Code hands its model.
+	if r := results["toolu_00_00"]; r.IsError || strings.TrimSpace(r.Text) != `{"result":"toolgate"}` {
+		t.Errorf("granted read: %+v, want jq's \"toolgate\" as {\"result\":\"toolgate\"}", r)
 	}
 	if r := results["toolu_01_00"]; !r.IsError || !strings.Contains(r.Text, "jq: error") || !strings.Contains(r.Text, "; rm -rf /") {
 		t.Errorf("injection filter: %+v, want jq's syntax error about the literal filter", r)

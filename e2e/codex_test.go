@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
 	"github.com/toolgate/toolgate/e2e/scriptedmodel/responses"
@@ -24,7 +21,7 @@ func codexNaming(surface, tool string) string {
 // at the scripted Responses endpoint, then cfg (mcp-config's output). It
 // is offline: the provider is loopback; update checks, analytics and the
 // plugin sync are off.
-func runCodex(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) *responses.Server {
+func runCodex(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel {
 	t.Helper()
 	codex := harnessCLI(t, "codex", "codex", "codex.sh")
 	model := responses.Start(responses.Options{MainTool: codexNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
@@ -53,13 +50,9 @@ plugins = false
 
 `
 	writeFile(t, home, "config.toml", header+cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--json", "--skip-git-repo-check", "Use the JSON tools on data.json.")
-	cmd.Dir = e.dir
-	cmd.Env, _ = e.cliEnv(t, "CODEX_HOME="+home, "SCRIPTED_API_KEY=dummy")
-	out := runCLI(t, label, cmd, model)
-	if !strings.Contains(out, `"type":"turn.completed"`) || !strings.Contains(out, "all done") {
+	env, _ := e.cliEnv(t, "CODEX_HOME="+home, "SCRIPTED_API_KEY=dummy")
+	out := runHeadless(t, e, label, model, env, "all done", codex, "exec", "--json", "--skip-git-repo-check", "Use the JSON tools on data.json.")
+	if !strings.Contains(out, `"type":"turn.completed"`) {
 		t.Errorf("codex did not finish the turn:\n%s", out)
 	}
 	return model
@@ -72,27 +65,9 @@ plugins = false
 // out of enabled_tools shows the harness enforcing the allowlist form
 // mcp-config writes.
 func TestCodex(t *testing.T) {
-	t.Parallel()
-	for _, mode := range []string{"stdio", "http"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			e := newHarnessEnv(t, mode)
-			cfg := e.mcpConfig(t, "codex")
-			for _, want := range []string{`default_tools_approval_mode = "approve"`, `enabled_tools = ["query", "keys", "validate", "edit-in-place"]`} {
-				if !strings.Contains(cfg, want) {
-					t.Fatalf("mcp-config --harness codex lacks %s:\n%s", want, cfg)
-				}
-			}
-			model := runCodex(t, e, "codex "+mode, cfg, e.turns(codexNaming))
-			e.check(t, model, codexNaming)
-			if mode != "stdio" {
-				return
-			}
-			narrowed := strings.Replace(cfg, `"query", "keys", "validate"`, `"query", "validate"`, 1)
-			n := newHarnessEnv(t, mode)
-			narrowed = strings.ReplaceAll(narrowed, e.ws, n.ws)
-			model = runCodex(t, n, "codex narrowed allowlist", narrowed, n.narrowTurns(codexNaming))
-			n.checkNarrowed(t, model, codexNaming, false)
-		})
-	}
+	harnessCase{name: "codex", naming: codexNaming, run: runCodex,
+		wantInConfig: []string{`default_tools_approval_mode = "approve"`, `enabled_tools = ["query", "keys", "validate", "edit-in-place"]`},
+		narrow: func(cfg string) string {
+			return strings.Replace(cfg, `"query", "keys", "validate"`, `"query", "validate"`, 1)
+		}}.test(t)
 }

@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
 	"github.com/toolgate/toolgate/e2e/scriptedmodel/gemini"
@@ -63,20 +60,15 @@ func mergeJSON(t *testing.T, docs ...string) []byte {
 // cfg (mcp-config's output), against the scripted Gemini endpoint
 // (GOOGLE_GEMINI_BASE_URL), with -m so it skips its routing model and
 // --skip-trust for the test's temporary folder.
-func runGemini(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) *gemini.Server {
+func runGemini(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel {
 	t.Helper()
 	cli := harnessCLI(t, "gemini", "gemini", "gemini.sh")
 	model := gemini.Start(gemini.Options{MainTool: geminiNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
 	t.Cleanup(model.Close)
 	env, home := e.cliEnv(t, "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_CLI_NO_RELAUNCH=true")
 	writeFile(t, filepath.Join(home, ".gemini"), "settings.json", string(mergeJSON(t, geminiBase, cfg)))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cli, "-p", "Use the JSON tools on data.json.", "-m", "gemini-2.5-pro",
+	out := runHeadless(t, e, label, model, env, "all done", cli, "-p", "Use the JSON tools on data.json.", "-m", "gemini-2.5-pro",
 		"--output-format", "json", "--skip-trust")
-	cmd.Dir = e.dir
-	cmd.Env = env
-	out := runCLI(t, label, cmd, model)
 	var res struct {
 		Response string `json:"response"`
 	}
@@ -94,27 +86,7 @@ func runGemini(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedm
 // In stdio mode a second run with keys left out of includeTools shows the
 // harness enforcing that allowlist.
 func TestGeminiCLI(t *testing.T) {
-	t.Parallel()
-	for _, mode := range []string{"stdio", "http"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			e := newHarnessEnv(t, mode)
-			cfg := e.mcpConfig(t, "gemini")
-			if !strings.Contains(cfg, `"mcp_json-tools_keys"`) || !strings.Contains(cfg, `"includeTools"`) {
-				t.Fatalf("mcp-config --harness gemini lacks tools.allowed or includeTools:\n%s", cfg)
-			}
-			model := runGemini(t, e, "gemini "+mode, cfg, e.turns(geminiNaming))
-			e.check(t, model, geminiNaming)
-			if mode != "stdio" {
-				return
-			}
-			n := newHarnessEnv(t, mode)
-			narrowed := strings.ReplaceAll(strings.Replace(cfg, "\"keys\",\n", "", 1), e.ws, n.ws)
-			if narrowed == strings.ReplaceAll(cfg, e.ws, n.ws) {
-				t.Fatalf("could not take keys out of includeTools:\n%s", cfg)
-			}
-			model = runGemini(t, n, "gemini narrowed allowlist", narrowed, n.narrowTurns(geminiNaming))
-			n.checkNarrowed(t, model, geminiNaming, false)
-		})
-	}
+	harnessCase{name: "gemini", naming: geminiNaming, run: runGemini,
+		wantInConfig: []string{`"mcp_json-tools_keys"`, `"includeTools"`},
+		narrow:       func(cfg string) string { return strings.Replace(cfg, "\"keys\",\n", "", 1) }}.test(t)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
+	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
 )
 
 // This file is the plumbing every real-harness test shares: finding the
@@ -131,7 +132,7 @@ func newHarnessEnv(t *testing.T, mode string) *harnessEnv {
 	dir := t.TempDir()
 	e := &harnessEnv{mode: mode, dir: dir, token: "reader-token-" + mode,
 		ws:        writeFile(t, dir, "toolgate.yaml", harnessWorkspace),
-		data:      writeFile(t, dir, "data.json", `{"name":"toolgate","items":[1,2]}`),
+		data:      writeFile(t, dir, "data.json", `{"name":"toolgate","items":[1,2],"services":[{"name":"api"}]}`),
 		victim:    writeFile(t, dir, "notes/keep.txt", "keep me"),
 		auditPath: filepath.Join(dir, "audit.jsonl")}
 	e.notes = filepath.Dir(e.victim)
@@ -189,15 +190,16 @@ func fileExists(p string) bool {
 // naming is how a harness names tool <surface>:<tool> to its model.
 type naming func(surface, tool string) string
 
-// turns is the script every harness plays, in its own naming: three reads
+// turns is the script every harness plays, in its own naming: four reads
 // at once (a granted read, the injection filter, the array result of
-// keys), then the strict write and the readonly write, then a forced call
+// keys, a read printing a JSON string), then the strict write and the readonly write, then a forced call
 // of a tool the harness was never given.
 func (e *harnessEnv) turns(name naming) []scriptedmodel.Turn {
 	return []scriptedmodel.Turn{
 		{{Name: name("json-tools", "query"), Input: map[string]any{"filter": "{name}", "file": e.data}},
 			{Name: name("json-tools", "query"), Input: map[string]any{"filter": "; rm -rf /", "file": e.data}},
-			{Name: name("json-tools", "keys"), Input: map[string]any{"file": e.data}}},
+			{Name: name("json-tools", "keys"), Input: map[string]any{"file": e.data}},
+			{Name: name("json-tools", "query"), Input: map[string]any{"filter": ".services[0].name", "file": e.data}}},
 		{{Name: name("json-tools", "edit-in-place"), Input: map[string]any{"filter": `.name = "pwned"`, "file": e.data}},
 			{Name: name("notes", "remove"), Input: map[string]any{"path": e.victim}}},
 		{{Name: name("notes", "purge"), Input: map[string]any{"dir": e.notes}}},
@@ -224,15 +226,15 @@ func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 		_, key, _ := strings.Cut(r.ToolUseID, "_")
 		results[key] = r
 	}
-	if len(results) != 6 {
-		t.Errorf("the model received %d tool results, want 6: %+v\nrequests: %v", len(results), m.Results(), m.Requests())
+	if len(results) != 7 {
+		t.Errorf("the model received %d tool results, want 7: %+v\nrequests: %v", len(results), m.Results(), m.Requests())
 	}
 	expect := func(id, what string, ok func(text string) bool) {
 		t.Helper()
 		r, found := results[id]
 		if !found {
 			t.Errorf("%s (%s): no result reached the model", what, id)
-		} else if !ok(r.Text) {
+		} else if !ok(resultText(r.Text)) {
 			t.Errorf("%s (%s): the model received %q (error %v)", what, id, r.Text, r.IsError)
 		}
 	}
@@ -250,6 +252,11 @@ func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 	expect("00_01", "injection filter as one inert jq argument", has("jq: error", "; rm -rf /"))
 	expect("00_02", "array result of keys accepted", func(s string) bool {
 		return has(`"items"`, `"name"`)(s) && !strings.Contains(s, "nvalid") && !strings.Contains(s, "MCP error")
+	})
+	// jq prints "api" (a JSON string) as text: Gemini CLI would take it
+	// for structuredContent and reject it, unless toolgate gives one.
+	expect("00_03", "read printing a JSON scalar", func(s string) bool {
+		return has(`"api"`)(s) && !strings.Contains(s, "expected record") && !strings.Contains(s, "MCP error")
 	})
 	expect("01_00", "strict write held by toolgate", has("DENIED: approval pending"))
 	expect("01_01", "readonly write refused by toolgate, its text reaching the model", has("DENIED: readonly tier: write refused"))
@@ -288,10 +295,34 @@ func (e *harnessEnv) check(t *testing.T, m scriptedModel, name naming) {
 		"command:call:json-tools:keys completed",
 		"command:call:json-tools:query allow",
 		"command:call:json-tools:query allow",
+		"command:call:json-tools:query allow",
+		"command:call:json-tools:query completed",
 		"command:call:json-tools:query completed",
 		"command:call:json-tools:query failed",
 		"command:call:notes:remove deny",
 	})
+}
+
+// resultText is what a model read as a tool result, as text: Cline hands
+// its model the MCP result itself as JSON ({"content":[{"type":"text",
+// "text":…}]}), whose text blocks are unwrapped here; anything else is as
+// the harness sent it.
+func resultText(s string) string {
+	var r struct {
+		Content []struct {
+			Type, Text string
+		} `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if json.Unmarshal([]byte(s), &r) != nil || len(r.Content) == 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	b.Write(r.StructuredContent)
+	return b.String()
 }
 
 // checkAudit compares the audit's decisions (as a set: a harness may run
@@ -367,4 +398,76 @@ func runCLI(t *testing.T, label string, cmd *exec.Cmd, m scriptedModel) string {
 		t.Fatalf("%s: %v\nstdout: %s\nstderr: %s\nmodel saw: %v", label, err, stdout.String(), stderr.String(), m.Requests())
 	}
 	return stdout.String()
+}
+
+// harnessCase is one harness's test over stdio and HTTP: the config
+// `toolgate mcp-config --harness <name>` prints (holding each of
+// wantInConfig), one run of turns checked by harnessEnv.check, and in
+// stdio mode a second run with keys taken out of the generated allowlist
+// by narrow (nil for a harness with none), checked by checkNarrowed.
+type harnessCase struct {
+	name         string
+	naming       naming
+	modes        []string // default stdio and http
+	wantInConfig []string
+	run          func(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel
+	narrow       func(cfg string) string
+}
+
+func (c harnessCase) test(t *testing.T) {
+	t.Parallel()
+	modes := c.modes
+	if modes == nil {
+		modes = []string{"stdio", "http"}
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			e := newHarnessEnv(t, mode)
+			cfg := e.mcpConfig(t, c.name)
+			for _, want := range c.wantInConfig {
+				if !strings.Contains(cfg, want) {
+					t.Fatalf("mcp-config --harness %s lacks %s:\n%s", c.name, want, cfg)
+				}
+			}
+			e.check(t, c.run(t, e, c.name+" "+mode, cfg, e.turns(c.naming)), c.naming)
+			if mode != "stdio" || c.narrow == nil {
+				return
+			}
+			narrowed := c.narrow(cfg)
+			if narrowed == cfg {
+				t.Fatalf("could not take keys out of the allowlist:\n%s", cfg)
+			}
+			n := newHarnessEnv(t, mode)
+			m := c.run(t, n, c.name+" narrowed allowlist", strings.ReplaceAll(narrowed, e.ws, n.ws), n.narrowTurns(c.naming))
+			n.checkNarrowed(t, m, c.naming, false)
+		})
+	}
+}
+
+// startChat starts a scripted Chat Completions endpoint (the API Qwen
+// Code, Copilot CLI, Cline and OpenCode are pointed at) playing turns in
+// naming name, closed when the test ends.
+func startChat(t *testing.T, name naming, turns []scriptedmodel.Turn) *chatcompletions.Server {
+	t.Helper()
+	model := chatcompletions.Start(chatcompletions.Options{MainTool: name("json-tools", "query"), FinalText: "all done", Turns: turns})
+	t.Cleanup(model.Close)
+	return model
+}
+
+// runHeadless runs a harness CLI in e's directory with env, to the end
+// or for two minutes at most (see runCLI), and checks that what it
+// printed holds done.
+func runHeadless(t *testing.T, e *harnessEnv, label string, m scriptedModel, env []string, done string, cli string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cli, args...)
+	cmd.Dir = e.dir
+	cmd.Env = env
+	out := runCLI(t, label, cmd, m)
+	if !strings.Contains(out, done) {
+		t.Errorf("%s did not finish (no %q in what it printed):\n%s", label, done, out)
+	}
+	return out
 }

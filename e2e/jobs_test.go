@@ -306,7 +306,7 @@ func TestJobLifecycle(t *testing.T) {
 	if ev := findEvent(events, "command:job-cancel:work:long", "allow", id); ev == nil || ev["agent"] != "alice" {
 		t.Errorf("no audited cancel by alice: %v", ev)
 	}
-	if ev := findEvent(events, "command:job-cancel:work", "deny", "no such job"); ev == nil || ev["agent"] != "bob" {
+	if ev := findEvent(events, "command:call:work:job-cancel", "deny", "no such job"); ev == nil || ev["agent"] != "bob" {
 		t.Errorf("bob's refused cancel not audited: %v", ev)
 	}
 	end := findEvent(events, "command:job-end:work:long", "cancelled", id)

@@ -1,15 +1,11 @@
 package e2e
 
 import (
-	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
-	"github.com/toolgate/toolgate/e2e/scriptedmodel/chatcompletions"
 	"github.com/toolgate/toolgate/grantcheck"
 )
 
@@ -24,11 +20,10 @@ func opencodeNaming(surface, tool string) string {
 // output). Offline: no models.dev fetch, autoupdate, default plugins, LSP
 // downloads or sharing, and the registry of its background plugin install
 // is a closed loopback port.
-func runOpenCode(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) *chatcompletions.Server {
+func runOpenCode(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmodel.Turn) scriptedModel {
 	t.Helper()
 	cli := harnessCLI(t, "opencode", "opencode", "opencode.sh")
-	model := chatcompletions.Start(chatcompletions.Options{MainTool: opencodeNaming("json-tools", "query"), FinalText: "all done", Turns: turns})
-	t.Cleanup(model.Close)
+	model := startChat(t, opencodeNaming, turns)
 	provider := `{
   "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "Scripted",
     "options": {"baseURL": "` + model.URL + `", "apiKey": "dummy"},
@@ -43,15 +38,7 @@ func runOpenCode(t *testing.T, e *harnessEnv, label, cfg string, turns []scripte
 	// generated config is used exactly as printed.
 	env = append(env, "OPENCODE_CONFIG="+writeFile(t, home, "opencode.json", cfg))
 	writeFile(t, filepath.Join(home, ".config", "opencode"), "opencode.json", provider)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cli, "run", "--format", "json", "-m", "scripted/scripted-model", "Use the JSON tools on data.json.")
-	cmd.Dir = e.dir
-	cmd.Env = env
-	out := runCLI(t, label, cmd, model)
-	if !strings.Contains(out, `"text":"all done"`) {
-		t.Errorf("opencode did not finish:\n%s", out)
-	}
+	runHeadless(t, e, label, model, env, `"text":"all done"`, cli, "run", "--format", "json", "-m", "scripted/scripted-model", "Use the JSON tools on data.json.")
 	return model
 }
 
@@ -61,27 +48,7 @@ func runOpenCode(t *testing.T, e *harnessEnv, label, cfg string, turns []scripte
 // harnessEnv.check. In stdio mode a second run with keys taken out of the
 // tools map shows OpenCode enforcing it.
 func TestOpenCode(t *testing.T) {
-	t.Parallel()
-	for _, mode := range []string{"stdio", "http"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			e := newHarnessEnv(t, mode)
-			cfg := e.mcpConfig(t, "opencode")
-			if !strings.Contains(cfg, `"json-tools_*": false`) || !strings.Contains(cfg, `"json-tools_keys": true`) {
-				t.Fatalf("mcp-config --harness opencode lacks the tools map:\n%s", cfg)
-			}
-			model := runOpenCode(t, e, "opencode "+mode, cfg, e.turns(opencodeNaming))
-			e.check(t, model, opencodeNaming)
-			if mode != "stdio" {
-				return
-			}
-			n := newHarnessEnv(t, mode)
-			narrowed := strings.ReplaceAll(strings.Replace(cfg, "\"json-tools_keys\": true,\n", "", 1), e.ws, n.ws)
-			if narrowed == strings.ReplaceAll(cfg, e.ws, n.ws) {
-				t.Fatalf("could not take keys out of the tools map:\n%s", cfg)
-			}
-			model = runOpenCode(t, n, "opencode narrowed allowlist", narrowed, n.narrowTurns(opencodeNaming))
-			n.checkNarrowed(t, model, opencodeNaming, false)
-		})
-	}
+	harnessCase{name: "opencode", naming: opencodeNaming, run: runOpenCode,
+		wantInConfig: []string{`"json-tools_*": false`, `"json-tools_keys": true`},
+		narrow:       func(cfg string) string { return strings.Replace(cfg, "\"json-tools_keys\": true,\n", "", 1) }}.test(t)
 }

@@ -32,9 +32,10 @@ agents:
     grants: [pack:json-tools, pack:raw]
 `
 
-// TestStructuredContentIsAnObject checks DESIGN.md §6 over MCP: a parse:
+// TestStructuredContentIsAnObject checks over MCP that a parse:
 // json tool declares an object outputSchema and answers every JSON value
-// with an object structuredContent, a text tool declares none; and the
+// with an object structuredContent, a text tool declares none (and
+// carries {"result": v} only for a JSON scalar or array it prints); and the
 // official TypeScript SDK client, which validates structuredContent
 // against outputSchema and rejects a non-object, accepts every answer.
 func TestStructuredContentIsAnObject(t *testing.T) {
@@ -80,7 +81,12 @@ func TestStructuredContentIsAnObject(t *testing.T) {
 		want          any // structuredContent; nil for none
 	}{
 		{"json-tools", "keys", map[string]any{"file": data}, map[string]any{"result": []any{"items", "name"}}},
-		{"json-tools", "query", map[string]any{"filter": ".name", "file": data}, nil},
+		// A text tool declares no outputSchema; a JSON scalar it prints
+		// still comes with an object (Gemini CLI would otherwise make the
+		// bare value structuredContent), other text with none.
+		{"json-tools", "query", map[string]any{"filter": ".name", "file": data}, map[string]any{"result": "toolgate"}},
+		{"json-tools", "query", map[string]any{"filter": ".", "file": data}, nil},
+		{"json-tools", "query", map[string]any{"filter": ".items[]", "file": data}, nil},
 		{"raw", "eval", map[string]any{"expr": `{"a": 1}`}, map[string]any{"a": float64(1)}},
 		{"raw", "eval", map[string]any{"expr": `"text"`}, map[string]any{"result": "text"}},
 		{"raw", "eval", map[string]any{"expr": "null"}, map[string]any{"result": nil}},

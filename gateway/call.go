@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/callpipe"
+	"github.com/toolgate/toolgate/identity"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpwire"
 	"github.com/toolgate/toolgate/tracing"
@@ -19,16 +20,6 @@ import (
 type executor interface {
 	callpipe.Executor
 	provider() callpipe.Provider
-}
-
-// jobAnswerer is implemented by the pack executor: the job tools
-// (job-status, job-logs, job-cancel) are answered by the job manager
-// before the pipeline is asked, and audited there (a cancel) or not at all
-// (a read of the agent's own job). This is the one branch of a tools/call
-// that does not pass the pipeline; it is kept apart so that routing the
-// job tools through it later touches this interface and nothing else.
-type jobAnswerer interface {
-	answerJobTool(ctx context.Context, call *callpipe.Call) (result []byte, handled bool)
 }
 
 // errNoID refuses a tools/call that cannot be answered.
@@ -47,6 +38,9 @@ var errNoID = errors.New("tools/call was sent without an id (as a notification, 
 // proxied server's own error) as is.
 func (g *Gateway) callTool(ctx context.Context, agent, surface string, id, params json.RawMessage, client mcpwire.Client, hold callpipe.Holder, exec executor) (result, rpcErr json.RawMessage) {
 	req := callpipe.Request{Agent: agent, Provider: exec.provider(), Surface: surface, Exec: exec, Hold: hold}
+	if c, ok := identity.CallerFrom(ctx); ok && c.Agent == agent {
+		req.TokenScoped, req.TokenScopes = c.TokenScoped, c.Scopes
+	}
 	call, err := callpipe.ParseCall(params)
 	switch {
 	case err != nil:
@@ -54,11 +48,6 @@ func (g *Gateway) callTool(ctx context.Context, agent, surface string, id, param
 	case !jsonrpc.HasID(id):
 		req.ParseErr, req.Name = errNoID, call.Name
 	default:
-		if j, ok := exec.(jobAnswerer); ok {
-			if res, handled := j.answerJobTool(ctx, call); handled {
-				return res, nil
-			}
-		}
 		req.Call = call
 		req.Asker = newAsker(client, id, call.ProgressToken())
 		req.Protocol = client.Version
@@ -68,7 +57,19 @@ func (g *Gateway) callTool(ctx context.Context, agent, surface string, id, param
 		req.TraceID = tracing.TraceID(ctx)
 	}
 	res := g.pipe.Call(ctx, req)
+	if res.Denied {
+		if s, ok := hold.(denialShaper); ok {
+			res.JSON = s.shapeDenial(res.JSON)
+		}
+	}
 	return res.JSON, res.RPCError
+}
+
+// denialShaper is implemented by a Holder whose client reads more than the
+// result of a refusal: a 2026-07-28 client that declared the tool-approval
+// extension (tasks_approval.go).
+type denialShaper interface {
+	shapeDenial(result []byte) []byte
 }
 
 // toolNameOf reads params.name as far as it can, for auditing a call that

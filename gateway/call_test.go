@@ -84,30 +84,48 @@ agents:
   - {id: c, grants: [tool:work:say]}
 `
 
-// TestCallToolJobBranch: the job tools are answered before the pipeline,
-// only for an agent shown them and only for a well-formed call with an
-// id; everything else passes the pipeline as any call.
-func TestCallToolJobBranch(t *testing.T) {
+// TestCallToolJobTools: the job tools pass the pipeline like any call: an
+// agent shown them gets the job manager's answer with a decision and an
+// outcome event; a call without an id, one naming another agent's job, and
+// one by an agent not shown them are refused by the pipeline and audited.
+func TestCallToolJobTools(t *testing.T) {
 	t.Parallel()
 	g := openYAML(t, jobToolsWorkspace, nil)
 	s := g.rev.Load().surfaces["work"]
-	call := func(agent, id string) (json.RawMessage, json.RawMessage, int) {
+	call := func(agent, id, params string) (json.RawMessage, json.RawMessage, []string) {
 		before := len(events(t, g))
 		var rid json.RawMessage
 		if id != "" {
 			rid = json.RawMessage(id)
 		}
-		res, rpcErr := g.callTool(context.Background(), agent, "work", rid, json.RawMessage(`{"name":"job-status","arguments":{}}`), mcpwire.Client{}, nil, g.packExecutor(agent, s))
-		return res, rpcErr, len(events(t, g)) - before
+		res, rpcErr := g.callTool(context.Background(), agent, "work", rid, json.RawMessage(params), mcpwire.Client{}, nil, g.packExecutor(agent, s))
+		var decisions []string
+		for _, ev := range events(t, g)[before:] {
+			decisions = append(decisions, ev.Action+" "+ev.Decision)
+		}
+		return res, rpcErr, decisions
 	}
-	if res, _, audited := call("a", "1"); !strings.Contains(string(res), "no background jobs") || audited != 0 {
-		t.Errorf("job-status of an agent shown the job tools: %s, %d events; want the job manager's answer", res, audited)
+	const status = `{"name":"job-status","arguments":{}}`
+	if res, _, evs := call("a", "1", status); !strings.Contains(string(res), "no background jobs") ||
+		strings.Join(evs, ",") != "command:call:work:job-status allow,command:call:work:job-status completed" {
+		t.Errorf("job-status of an agent shown the job tools: %s, events %v; want the job manager's answer, decided and audited", res, evs)
 	}
-	if _, rpcErr, audited := call("a", ""); rpcErr == nil || audited != 1 {
-		t.Errorf("job-status without an id: error %s, %d events; want a refusal by the pipeline", rpcErr, audited)
+	if _, rpcErr, evs := call("a", "", status); rpcErr == nil || len(evs) != 1 {
+		t.Errorf("job-status without an id: error %s, events %v; want a refusal by the pipeline", rpcErr, evs)
 	}
-	if res, _, audited := call("c", "2"); !strings.Contains(string(res), "DENIED") || audited != 1 {
-		t.Errorf("job-status of an agent without background commands: %s, %d events; want the pipeline's refusal", res, audited)
+	for _, params := range []string{
+		`{"name":"job-logs","arguments":{"job_id":"job-of-someone-else"}}`,
+		`{"name":"job-cancel","arguments":{}}`,
+		`{"name":"job-logs","arguments":{"job_id":5}}`,
+		`{"name":"job-cancel","arguments":{"job_id":["job-a"]}}`,
+		`{"name":"job-status","arguments":{"job_id":"` + strings.Repeat("j", 70000) + `"}}`,
+	} {
+		if res, _, evs := call("a", "3", params); !strings.Contains(string(res), "DENIED: ") || len(res) > 1000 || len(evs) != 1 || !strings.HasSuffix(evs[0], " deny") {
+			t.Errorf("%.200s: %.300s, events %v; want the pipeline's refusal, short", params, res, evs)
+		}
+	}
+	if res, _, evs := call("c", "2", status); !strings.Contains(string(res), "DENIED: unknown tool") || len(evs) != 1 {
+		t.Errorf("job-status of an agent without background commands: %s, events %v; want the pipeline's refusal", res, evs)
 	}
 }
 

@@ -21,11 +21,11 @@ const requestStateSecret = "requeststate"
 // (approved, denied, expired) by the process whose store update made the
 // decision — once in the whole deployment.
 func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) error {
-	rev, err := g.buildRevision(g.ws, policy)
+	rev, err := g.buildRevision(ctx, g.ws, policy)
 	if err != nil {
 		return err
 	}
-	if rev.lock, err = g.initialLock(); err != nil {
+	if rev.snap.Lock, err = g.initialLock(); err != nil {
 		return err
 	}
 	key, err := g.store.Secret(ctx, requestStateSecret)
@@ -48,7 +48,9 @@ func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) e
 		},
 	})
 	g.rev.Store(rev)
-	g.reloads.update(func(st *ReloadStatus) { st.Revision, st.LoadedAt = g.ws.Revision, time.Now().UTC() })
+	g.reloads.update(func(st *ReloadStatus) {
+		st.Revision, st.LoadedAt, st.Generation = g.ws.Revision, time.Now().UTC(), rev.snap.Generation
+	})
 	g.pipe = callpipe.New(callpipe.Options{
 		Snapshot:  func() *callpipe.Snapshot { return g.rev.Load().snap },
 		Approvals: g.approvals,

@@ -111,6 +111,15 @@ func openAuditTrail(st state.Store, ws *workspace.Workspace, override string, ge
 // Append records ev (callpipe.Appender).
 func (t *auditTrail) Append(ev *audit.Event) error { return t.sink.Append(ev) }
 
+// AppendDeferred records a call's outcome ev, its fsync deferred where
+// the sink can defer one (callpipe.DeferringAppender; the JSONL log).
+func (t *auditTrail) AppendDeferred(ev *audit.Event) error {
+	if d, ok := t.sink.(audit.DeferringSink); ok {
+		return d.AppendDeferred(ev)
+	}
+	return t.sink.Append(ev)
+}
+
 // Close flushes and closes the sink.
 func (t *auditTrail) Close() error { return t.sink.Close() }
 

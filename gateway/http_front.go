@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 
+	"github.com/toolgate/toolgate/identity"
 	"github.com/toolgate/toolgate/mcpserve"
 )
 
@@ -52,10 +53,13 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The body is already read, within body_timeout and max_body
 	// (boundBodies).
-	agent, ok := g.auth.Authenticate(w, r, r.PathValue("surface"), h.opts.Agent)
+	caller, ok := g.auth.AuthenticateCaller(w, r, r.PathValue("surface"), h.opts.Agent)
 	if !ok {
 		return
 	}
+	agent := caller.Agent
+	// The token's scopes narrow what each call may use (callTool).
+	r = r.WithContext(identity.WithCaller(r.Context(), caller))
 	// The caller's HTTP trace context; a call's _meta traceparent wins
 	// over it (startCallSpan).
 	r = r.WithContext(g.tracer.Extract(r.Context(), nil, r.Header))

@@ -32,10 +32,10 @@ func (g *Gateway) packExecutor(agent string, s *surface) packExecutor {
 
 func (x packExecutor) provider() callpipe.Provider { return callpipe.Command }
 
-// answerJobTool answers the job tools before the pipeline (jobAnswerer),
-// when the agent is shown them on this surface.
-func (x packExecutor) answerJobTool(ctx context.Context, call *callpipe.Call) ([]byte, bool) {
-	return x.g.callJobTool(ctx, x.agent, x.s, x.g.view(x.agent, x.s.pack.ID), call.Name, call.Args)
+// Definition implements callpipe.Definer: the digest of pack command name
+// as the revision in force declares it.
+func (x packExecutor) Definition(name string) string {
+	return string(x.g.rev.Load().packPins[x.s.pack.ID][name])
 }
 
 // Prepare resolves the call into an invocation (argv by the frozen
@@ -46,15 +46,13 @@ func (x packExecutor) Prepare(ctx context.Context, call *callpipe.Call) (callpip
 		return nil, err
 	}
 	x.s = s
+	if isJobTool(call.Name) && x.g.view(x.agent, s.pack.ID).jobs {
+		return &jobRun{x: x, call: call}, nil
+	}
 	cmd := x.s.commands[call.Name]
 	if cmd == nil {
 		// Decide only allows declared commands; keep the refusal uniform.
 		return nil, errors.New(grantcheck.UnknownToolReason(x.s.pack.ID, call.Name))
-	}
-	if rev := x.g.rev.Load(); rev.lock != nil {
-		if ok, err := rev.pinned(x.s.pack.ID, cmd.ID, rev.packPins[x.s.pack.ID][cmd.ID]); !ok {
-			return nil, err
-		}
 	}
 	// path_within arguments are opened beneath their roots by the runner
 	// and reach the command as /dev/fd/N.

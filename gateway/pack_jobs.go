@@ -16,7 +16,8 @@ import (
 // job of the calling agent instead of being waited for. The agent follows
 // it with three tools shown on the surface's endpoint, only to agents that
 // hold a background command there: job-status, job-logs and job-cancel.
-// They see only the calling agent's own jobs on that surface.
+// They see only the calling agent's own jobs on that surface, and pass the
+// call pipeline like any tool (pack_jobs_call.go).
 //
 // Audit: the start is the call's own event (decision allow, argv, reason
 // naming the job id); the end is an event with action

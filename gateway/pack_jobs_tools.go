@@ -120,21 +120,17 @@ func (g *Gateway) jobLogs(agent string, s *surface, id, stream string, offset, l
 	}}
 }
 
-// jobCancel audits a cancel request and stops the job; a request for a job
-// the agent does not own is audited as a refusal.
+// jobCancel audits a cancel request as an event of the job's and stops
+// the job. The pipeline already refused (and audited) a cancel of a job
+// that is not the agent's; one that ended meanwhile, or that another
+// process runs, is an error result, audited as the call's outcome.
 func (g *Gateway) jobCancel(ctx context.Context, agent string, s *surface, id string) callpipe.ToolResult {
 	info, err := g.ownJob(agent, s, id)
 	if err != nil {
 		if _, ok := g.storedJob(agent, s, id); ok {
 			err = errors.New(elsewhere(id, "cancel"))
 		}
-		ev := callpipe.NewEvent(agent, callpipe.Command, callpipe.VerbJobCancel, s.pack.ID, "")
-		ev.Decision = string(tiers.Deny)
-		ev.Reason = "no such job of this agent on this surface"
-		if aerr := g.pipe.Journal().Append(ev); aerr != nil {
-			return jobError(callpipe.DeniedPrefix + "the audit log could not be written, so the call is refused: " + aerr.Error())
-		}
-		return jobError(callpipe.DeniedPrefix + err.Error())
+		return jobError(err.Error())
 	}
 	tag, _ := info.Tag.(jobTag)
 	ev := jobEvent(tag.start, info, callpipe.VerbJobCancel, string(tiers.Allow))

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/mcpwire"
 )
 
 // TestJobTools: job-status, job-logs and job-cancel answer with text and a
@@ -57,9 +59,15 @@ func TestJobTools(t *testing.T) {
 	if c := call("a", jobCancelTool, map[string]any{"job_id": id}); c["state"] != "succeeded" {
 		t.Errorf("job-cancel of an ended job: %v", c)
 	}
+	if c := call("a", jobCancelTool, map[string]any{"job_id": "job-nope"}); c["isError"] != true || !strings.HasPrefix(c["text"].(string), "no such job") {
+		t.Errorf("job-cancel of an unknown job, past the pipeline: %v", c)
+	}
+	// Through the pipeline, the cancel of a job that is not the agent's
+	// is refused and audited once.
 	before := len(events(t, g))
-	if c := call("a", jobCancelTool, map[string]any{"job_id": "job-nope"}); c["isError"] != true || !strings.HasPrefix(c["text"].(string), "DENIED: ") {
-		t.Errorf("job-cancel of an unknown job: %v", c)
+	out, _ := g.callTool(context.Background(), "a", "work", json.RawMessage("7"), json.RawMessage(`{"name":"job-cancel","arguments":{"job_id":"job-nope"}}`), mcpwire.Client{}, nil, g.packExecutor("a", s))
+	if !strings.Contains(string(out), `DENIED: no such job \"job-nope\" of this agent on work`) {
+		t.Errorf("job-cancel of an unknown job: %s", out)
 	}
 	if n := len(events(t, g)) - before; n != 1 {
 		t.Errorf("the refused cancel was audited %d times", n)

@@ -64,6 +64,11 @@ func (h packModern) Notify(ctx context.Context, m *jsonrpc.Message, req mcpserve
 	}
 }
 
+// gatewayExtensions are the extensions toolgate itself serves on every
+// surface: tasks (a held call becomes one) and tool-approval (SEP-2848,
+// tasks_approval.go).
+const gatewayExtensions = `{"` + mcpwire.ExtensionTasks + `":{},"` + mcpwire.ExtensionToolApproval + `":{}}`
+
 // discoverResult is server/discover of a surface: every version toolgate
 // speaks, what the surface serves, and toolgate's identity.
 func (g *Gateway) discoverResult(surfaceID string) json.RawMessage {
@@ -71,7 +76,7 @@ func (g *Gateway) discoverResult(surfaceID string) json.RawMessage {
 	b = appendJSONString(b, "toolgate/"+surfaceID)
 	b = append(b, `,"version":`...)
 	b = appendJSONString(b, g.versionString())
-	b = append(b, `}},"cacheScope":"private","capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"tools":{"listChanged":true}},"resultType":"complete","supportedVersions":`...)
+	b = append(b, `}},"cacheScope":"private","capabilities":{"extensions":`+gatewayExtensions+`,"tools":{"listChanged":true}},"resultType":"complete","supportedVersions":`...)
 	b = mcpwire.AppendVersionList(b)
 	return append(b, `,"ttlMs":`+listTTL+`}`...)
 }

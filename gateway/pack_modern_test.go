@@ -39,7 +39,7 @@ func TestPackModern(t *testing.T) {
 		}
 	}
 	res := c.modernCall("3", "query", `{"filter":".a","file":"d.json"}`)
-	if string(res) != `{"content":[{"type":"text","text":"1\n"}],"resultType":"complete"}` {
+	if string(res) != `{"content":[{"type":"text","text":"1\n"}],"structuredContent":{"result":1},"resultType":"complete"}` {
 		t.Errorf("query: %s", res)
 	}
 	w := c.send("", `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"t1",`+modernMeta+`}}`, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tasks/get"})

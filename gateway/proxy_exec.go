@@ -9,7 +9,6 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/jsonrpc"
-	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/tracing"
 )
 
@@ -27,21 +26,21 @@ type proxyExecutor struct {
 
 func (x proxyExecutor) provider() callpipe.Provider { return callpipe.MCP }
 
-// Prepare refuses a tool whose definition is not pinned (when a lock is in
-// force); otherwise there is nothing to check for a proxied tool: the
+// Definition implements callpipe.Definer: the digest of the definition
+// the server last listed for tool name ("" while it is not known).
+func (x proxyExecutor) Definition(name string) string {
+	if ps := x.g.proxy.server(x.server); ps != nil {
+		return string(ps.digestOf(name))
+	}
+	return ""
+}
+
+// Prepare has nothing to check for a proxied tool: the pin of its
+// definition is part of the decision (callpipe.Snapshot.Decide), and the
 // server decides whether it can run it.
 func (x proxyExecutor) Prepare(_ context.Context, call *callpipe.Call) (callpipe.Run, error) {
 	if x.forward == nil {
 		return nil, errNoID
-	}
-	if rev := x.g.rev.Load(); rev.lock != nil {
-		var live pin.Digest
-		if ps := x.g.proxy.server(x.server); ps != nil {
-			live = ps.digestOf(call.Name)
-		}
-		if ok, err := rev.pinned(x.server, call.Name, live); !ok {
-			return nil, err
-		}
 	}
 	return &proxyRun{x: x, call: call}, nil
 }

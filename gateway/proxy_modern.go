@@ -113,9 +113,27 @@ func (g *Gateway) proxyDiscover(ctx context.Context, ps *proxyServer) json.RawMe
 		// Every version is served on this endpoint (toolgate bridges the
 		// eras), so every version is listed — as the unsupported-version
 		// error lists them too.
-		return mcpwire.SetResultMembers(discover, "cacheScope", `"private"`, "supportedVersions", string(mcpwire.AppendVersionList(nil)))
+		d := mcpwire.SetResultMembers(discover, "cacheScope", `"private"`, "supportedVersions", string(mcpwire.AppendVersionList(nil)))
+		return withGatewayExtensions(d)
 	}
 	return g.discoverResult(ps.id)
+}
+
+// withGatewayExtensions adds the extensions toolgate serves itself (a held
+// call is a task of toolgate's, whatever the server supports) to a
+// server's DiscoverResult, keeping the server's own.
+func withGatewayExtensions(discover json.RawMessage) json.RawMessage {
+	f, err := jsonrpc.ParseFields(discover)
+	if err != nil {
+		return discover
+	}
+	caps, _ := jsonrpc.ParseFields(f.Get("capabilities"))
+	ext, _ := jsonrpc.ParseFields(caps.Get("extensions"))
+	add, _ := jsonrpc.ParseFields(json.RawMessage(gatewayExtensions))
+	for _, kv := range add {
+		ext = ext.Set(kv.Key, kv.Value)
+	}
+	return f.Set("capabilities", caps.Set("extensions", ext.Encode()).Encode()).Encode()
 }
 
 // withSubscription sets a notification's _meta subscriptionId.

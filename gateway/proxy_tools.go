@@ -55,29 +55,13 @@ func parseTool(raw json.RawMessage, prev *toolEntry) (toolEntry, bool) {
 	return e, true
 }
 
-// ToolInfoOf reads one tool of a tools/list result as the gateway does
-// (name, description, input schema, readOnlyHint); false when it has no
-// name or is not a JSON object. `toolgate init` proposes effects from it.
-func ToolInfoOf(raw json.RawMessage) (grantcheck.ToolInfo, bool) {
-	e, ok := parseToolInfo(raw)
-	return e.info, ok
-}
-
 func parseToolInfo(raw json.RawMessage) (toolEntry, bool) {
-	var t struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-		Annotations struct {
-			ReadOnlyHint *bool `json:"readOnlyHint"`
-		} `json:"annotations"`
-	}
-	if json.Unmarshal(raw, &t) != nil || t.Name == "" {
+	info, ok := grantcheck.ParseToolInfo(raw)
+	if !ok {
 		return toolEntry{}, false
 	}
-	e := toolEntry{raw: raw, info: grantcheck.ToolInfo{Name: t.Name, Description: t.Description,
-		InputSchema: t.InputSchema, ReadOnlyHint: t.Annotations.ReadOnlyHint}}
-	if bytes.Contains(t.InputSchema, []byte("x-mcp-header")) {
+	e := toolEntry{raw: raw, info: info}
+	if bytes.Contains(info.InputSchema, []byte("x-mcp-header")) {
 		var def mcp.Tool
 		if json.Unmarshal(raw, &def) == nil && mcp.ValidateParamHeaderAnnotations(&def) == nil {
 			e.headers = &def

@@ -3,9 +3,9 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
-	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/pin"
@@ -26,9 +26,8 @@ type revision struct {
 	// its pack surfaces (buildSurfaces).
 	ws       *workspace.Workspace
 	surfaces map[string]*surface
-	// lock is toolgate.lock in force (nil: no pinning) and packPins the
-	// digests of this workspace's pack commands (revision_pins.go).
-	lock     *pin.Lock
+	// packPins are the digests of this workspace's pack commands
+	// (revision_pins.go); the lock in force is the snapshot's Lock.
 	packPins map[string]map[string]pin.Digest
 }
 
@@ -46,30 +45,56 @@ func (g *Gateway) swapRevision(old, next *revision) bool {
 }
 
 // buildRevision builds what the gateway decides with under ws: the
-// snapshot (policy, approval rules, revision, wait, elicitation, the
-// approval hint) and the pack surfaces; views start empty.
-func (g *Gateway) buildRevision(ws *workspace.Workspace, policy *grantcheck.Policy) (*revision, error) {
-	rules, err := approvals.CompileRules(policy, ws)
+// snapshot (policy, approval rules, revision and its generation, wait,
+// elicitation, the approval hint, the pins) and the pack surfaces; views
+// start empty. The generation comes from the shared store, so every
+// process of the deployment that loads this file numbers it alike; a store
+// that cannot record it refuses the revision (at start, or the reload: the
+// revision in force stays), since approvals could not be bound to it.
+func (g *Gateway) buildRevision(ctx context.Context, ws *workspace.Workspace, policy *grantcheck.Policy) (*revision, error) {
+	snap, err := callpipe.NewSnapshot(ws, policy)
 	if err != nil {
 		return nil, err
 	}
-	wait := ws.Gateway.Approvals.Wait.D()
-	if wait <= 0 {
-		wait = approvals.DefaultWait
+	if snap.Generation, err = g.store.RecordRevision(ctx, ws.Revision); err != nil {
+		return nil, fmt.Errorf("the shared store could not number the workspace revision: %w", err)
 	}
-	rev := newRevision(&callpipe.Snapshot{
-		Policy:      policy,
-		Rules:       rules,
-		Revision:    ws.Revision,
-		Wait:        wait,
-		Elicitation: ws.Gateway.Approvals.Elicitation,
-		ApproveHint: g.approveHint,
-	})
-	rev.ws, rev.surfaces = ws, buildSurfaces(ws)
-	if rev.packPins, err = packPins(ws); err != nil {
+	snap.ApproveHint = g.approveHint
+	pins, err := packPins(ws)
+	if err != nil {
 		return nil, err
 	}
+	snap.Live = g.liveDigest(pins)
+	rev := newRevision(snap)
+	rev.ws, rev.surfaces, rev.packPins = ws, buildSurfaces(ws), pins
 	return rev, nil
+}
+
+// liveDigest is the snapshot's Live: a pack command's digest from its
+// declaration (packPins of the revision's workspace), a proxied tool's
+// from its server's last listing.
+func (g *Gateway) liveDigest(packPins map[string]map[string]pin.Digest) func(surface, member string) pin.Digest {
+	return func(surface, member string) pin.Digest {
+		if cmds, ok := packPins[surface]; ok {
+			return cmds[member]
+		}
+		if g.proxy != nil {
+			if ps := g.proxy.server(surface); ps != nil {
+				return ps.digestOf(member)
+			}
+		}
+		return ""
+	}
+}
+
+// withLock is a revision with old's workspace, surfaces and pack pins,
+// deciding with (a copy of) snap under lock l — the lock in force is the
+// snapshot's, so the listing filter and the decision read the same one.
+func withLock(old *revision, snap callpipe.Snapshot, l *pin.Lock) *revision {
+	snap.Lock = l
+	next := newRevision(&snap)
+	next.ws, next.surfaces, next.packPins = old.ws, old.surfaces, old.packPins
+	return next
 }
 
 // buildSurfaces indexes the workspace's command packs by id.
@@ -97,9 +122,7 @@ func (g *Gateway) withPolicy(update func(*grantcheck.Policy) (*grantcheck.Policy
 		}
 		snap := *old.snap
 		snap.Policy = np
-		next := newRevision(&snap)
-		next.ws, next.surfaces, next.packPins, next.lock = old.ws, old.surfaces, old.packPins, old.lock
-		if g.swapRevision(old, next) {
+		if g.swapRevision(old, withLock(old, snap, old.snap.Lock)) {
 			return nil
 		}
 	}

@@ -100,7 +100,7 @@ func (g *Gateway) checkLock(force bool) {
 	}
 	p.err = ""
 	p.mu.Unlock()
-	old := g.rev.Load().lock
+	old := g.rev.Load().snap.Lock
 	if sameLock(old, l) {
 		return
 	}
@@ -118,9 +118,7 @@ func (g *Gateway) checkLock(force bool) {
 func (g *Gateway) setLock(l *pin.Lock) {
 	for {
 		old := g.rev.Load()
-		next := newRevision(old.snap)
-		next.ws, next.surfaces, next.packPins, next.lock = old.ws, old.surfaces, old.packPins, l
-		if g.swapRevision(old, next) {
+		if g.swapRevision(old, withLock(old, *old.snap, l)) {
 			return
 		}
 	}
@@ -169,26 +167,11 @@ func packPins(ws *workspace.Workspace) (map[string]map[string]pin.Digest, error)
 }
 
 // pinned reports whether surface's tool with live digest may be served
-// under rev, and the refusal when it may not.
+// under rev, and the refusal when it may not (pin.Lock.Refusal, the one
+// text the offline commands show too).
 func (rev *revision) pinned(surface, tool string, live pin.Digest) (bool, error) {
-	st := rev.lock.Check(surface, tool, live)
-	if st == pin.StatusPinned {
-		return true, nil
+	if err := rev.snap.Lock.Refusal(surface, tool, live); err != nil {
+		return false, err
 	}
-	return false, pinRefusal(rev.lock, surface, tool, st, live)
-}
-
-// pinRefusal is the reason a call of a tool that is not served gets.
-func pinRefusal(l *pin.Lock, surface, tool string, st pin.Status, live pin.Digest) error {
-	const head = "tool definition changed since it was pinned: "
-	const tail = "; it is hidden and refused until an operator reviews it and runs `toolgate pin --update`"
-	name := "tool:" + surface + ":" + tool
-	old, _ := l.Pinned(surface, tool)
-	switch {
-	case live == "":
-		return errors.New(head + name + "'s live definition is not known or cannot be pinned (duplicate or case-variant keys)" + tail)
-	case st == pin.StatusNew:
-		return errors.New(head + name + " was not pinned (it appeared after `toolgate pin`); its definition is " + string(live) + tail)
-	}
-	return errors.New(head + name + " was pinned at " + string(old) + ", its definition now is " + string(live) + tail)
+	return true, nil
 }

@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/pin"
+	"github.com/toolgate/toolgate/workspace"
 )
 
 // unpinned lists, under the revision in force, every known tool that is
@@ -14,21 +16,39 @@ import (
 // so far. Sorted by surface and tool.
 func (g *Gateway) unpinned() []PinStatus {
 	rev := g.rev.Load()
-	if rev.lock == nil {
+	if rev.snap.Lock == nil {
 		return nil
 	}
 	var out []PinStatus
-	add := func(provider callpipe.Provider, surface, tool string, live pin.Digest) {
-		st := rev.lock.Check(surface, tool, live)
+	add := func(provider callpipe.Provider, surface, tool string, live pin.Digest, def func() json.RawMessage) {
+		st := rev.snap.Lock.Check(surface, tool, live)
 		if st == pin.StatusPinned {
 			return
 		}
-		old, _ := rev.lock.Pinned(surface, tool)
-		out = append(out, PinStatus{Provider: string(provider), Surface: surface, Tool: tool, Status: string(st), Pinned: string(old), Live: string(live)})
+		old, _ := rev.snap.Lock.Pinned(surface, tool)
+		u := PinStatus{Provider: string(provider), Surface: surface, Tool: tool, Status: string(st), Pinned: string(old), Live: string(live)}
+		if pinnedDef, ok := rev.snap.Lock.Definition(surface, tool); ok || st == pin.StatusNew {
+			if liveDef := def(); liveDef != nil {
+				u.Changes = pin.Diff(pinnedDef, liveDef)
+			}
+		}
+		out = append(out, u)
+	}
+	packDefs := map[pinKey]*workspace.Command{}
+	for _, p := range rev.ws.CommandPacks {
+		for _, c := range p.Commands {
+			packDefs[pinKey{p.ID, c.ID}] = c
+		}
 	}
 	for _, pack := range slices.Sorted(maps.Keys(rev.packPins)) {
 		for _, cmd := range slices.Sorted(maps.Keys(rev.packPins[pack])) {
-			add(callpipe.Command, pack, cmd, rev.packPins[pack][cmd])
+			add(callpipe.Command, pack, cmd, rev.packPins[pack][cmd], func() json.RawMessage {
+				raw, err := pin.PackDefinition(packDefs[pinKey{pack, cmd}])
+				if err != nil {
+					return nil
+				}
+				return canonical(raw)
+			})
 		}
 	}
 	if g.proxy != nil {
@@ -38,7 +58,7 @@ func (g *Gateway) unpinned() []PinStatus {
 			entries := slices.Clone(ps.tools)
 			ps.mu.Unlock()
 			for _, e := range entries {
-				add(callpipe.MCP, id, e.info.Name, e.digest)
+				add(callpipe.MCP, id, e.info.Name, e.digest, func() json.RawMessage { return canonical(e.raw) })
 			}
 		}
 	}
@@ -79,7 +99,12 @@ func (g *Gateway) reportPins() {
 		ev := callpipe.NewEvent("", callpipe.Provider(u.Provider), "pin", u.Surface, u.Tool)
 		ev.Decision = u.Status
 		ev.Revision = rev.ws.Revision
-		ev.Reason = pinRefusal(rev.lock, u.Surface, u.Tool, pin.Status(u.Status), pin.Digest(u.Live)).Error()
+		ev.Reason = rev.snap.Lock.Refusal(u.Surface, u.Tool, pin.Digest(u.Live)).Error()
+		if len(u.Changes) > 0 {
+			// What changed, field by field, so the audit shows the rug
+			// pull itself and not only two digests.
+			ev.Reason += "; changed: " + g.runner.Redact(pin.DiffSummary(u.Changes))
+		}
 		g.log.Warn("a tool's definition differs from its pin; it is hidden and refused", "surface", u.Surface, "tool", u.Tool, "status", u.Status, "pinned", u.Pinned, "live", u.Live)
 		if err := g.pipe.Journal().Append(ev); err != nil {
 			g.log.Error("audit append failed for a changed tool definition", "err", err)
@@ -98,6 +123,18 @@ type PinStatus struct {
 	Status string `json:"status"`
 	Pinned string `json:"pinned,omitempty"`
 	Live   string `json:"live,omitempty"`
+	// Changes are the fields of the definition that differ from the pinned
+	// one (when the lock records it).
+	Changes []pin.Change `json:"changes,omitempty"`
+}
+
+// canonical is raw's canonical definition, nil when it has none.
+func canonical(raw json.RawMessage) json.RawMessage {
+	c, _, err := pin.CanonicalDefinition(raw)
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // PinsStatus is the pinning part of /admin/status.
@@ -115,10 +152,10 @@ type PinsStatus struct {
 func (g *Gateway) pinsStatus() PinsStatus {
 	rev := g.rev.Load()
 	g.pins.mu.Lock()
-	st := PinsStatus{Lock: g.pins.path, Present: rev.lock != nil, Error: g.pins.err}
+	st := PinsStatus{Lock: g.pins.path, Present: rev.snap.Lock != nil, Error: g.pins.err}
 	g.pins.mu.Unlock()
-	if rev.lock != nil {
-		st.Pinned = lockLen(rev.lock)
+	if rev.snap.Lock != nil {
+		st.Pinned = lockLen(rev.snap.Lock)
 	}
 	if st.Unpinned = g.unpinned(); st.Unpinned == nil {
 		st.Unpinned = []PinStatus{}

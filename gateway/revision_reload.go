@@ -3,7 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"maps"
+
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 )
 
@@ -19,8 +20,11 @@ import (
 // refused — logged, audited, shown in /admin/status — and the revision in
 // force stays. A good file becomes a new revision, swapped in atomically:
 // the next call decides with it, a call already being decided finishes
-// under the revision it loaded, and approvals (bound to the revision) given
-// under the old file no longer let anything run.
+// under the revision it loaded, and approvals (bound to the revision and
+// the generation the shared store numbers it with) given under the old
+// file no longer let anything run — nor after a revert to it. A call held
+// for approval meanwhile is decided again when it is about to run
+// (callpipe's redecide).
 //
 // toolgate.lock is followed the same way and applies live (revision_pins.go).
 //
@@ -58,6 +62,9 @@ type ReloadStatus struct {
 	// Revision is the workspace revision in force, LoadedAt when it was.
 	Revision string    `json:"revision"`
 	LoadedAt time.Time `json:"loaded_at"`
+	// Generation numbers the revision in the deployment's shared store:
+	// approvals given under another generation do not run under this one.
+	Generation int64 `json:"generation"`
 	// Reloads counts the good reloads since the process started.
 	Reloads int `json:"reloads"`
 	// LastAttempt and LastTrigger (signal, file) describe the last try.
@@ -121,11 +128,12 @@ func (g *Gateway) Reload(ctx context.Context, trigger string) error {
 	g.metrics.DeclareWorkspace(next.ws)
 	g.auth.ReplaceTokens(tokens)
 	g.reloads.update(func(st *ReloadStatus) {
-		st.Revision, st.LoadedAt, st.Reloads = next.ws.Revision, now, st.Reloads+1
+		st.Revision, st.LoadedAt, st.Generation, st.Reloads = next.ws.Revision, now, next.snap.Generation, st.Reloads+1
 		st.LastAttempt, st.LastTrigger, st.Error, st.RefusedRevision = now, trigger, "", ""
 		st.RestartRequired = restart
 	})
-	reason := fmt.Sprintf("workspace reloaded (%s): revision %s -> %s", trigger, short(old.ws.Revision), short(next.ws.Revision))
+	reason := fmt.Sprintf("workspace reloaded (%s): revision %s -> %s (generation %d -> %d)", trigger, short(old.ws.Revision), short(next.ws.Revision),
+		old.snap.Generation, next.snap.Generation)
 	if len(changed) > 0 {
 		reason += "; changed: " + strings.Join(changed, ", ")
 	} else {
@@ -135,7 +143,7 @@ func (g *Gateway) Reload(ctx context.Context, trigger string) error {
 		reason += "; needs a restart to apply: " + strings.Join(restart, ", ")
 		g.log.Warn("the workspace changes settings that only a restart applies; they keep their old values until then", "settings", restart)
 	}
-	g.log.Info("workspace reloaded", "trigger", trigger, "revision", next.ws.Revision, "previous", old.ws.Revision, "changed", changed)
+	g.log.Info("workspace reloaded", "trigger", trigger, "revision", next.ws.Revision, "generation", next.snap.Generation, "previous", old.ws.Revision, "changed", changed)
 	g.auditReload(DecisionReloaded, next.ws.Revision, reason)
 	// The pack commands' definitions may have changed, and so may the lock.
 	g.checkLock(trigger == ReloadSignal)
@@ -162,7 +170,7 @@ func (g *Gateway) prepareReload(ctx context.Context) (*revision, []string, map[s
 			}
 		}
 	}
-	rev, err := g.buildRevision(ws, policy)
+	rev, err := g.buildRevision(ctx, ws, policy)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -184,9 +192,7 @@ func (g *Gateway) installRevision(next *revision) {
 		old := g.rev.Load()
 		snap := *next.snap
 		snap.Policy = g.withListings(base)
-		rev := newRevision(&snap)
-		rev.ws, rev.surfaces, rev.packPins, rev.lock = next.ws, next.surfaces, next.packPins, old.lock
-		if g.swapRevision(old, rev) {
+		if g.swapRevision(old, withLock(next, snap, old.snap.Lock)) {
 			return
 		}
 	}
@@ -198,22 +204,19 @@ func (g *Gateway) withListings(policy *grantcheck.Policy) *grantcheck.Policy {
 	if g.proxy == nil {
 		return policy
 	}
-	for _, id := range slices.Sorted(maps.Keys(g.proxy.servers)) {
-		ps := g.proxy.servers[id]
+	listings := map[string][]grantcheck.ToolInfo{}
+	for id, ps := range g.proxy.servers {
 		ps.mu.Lock()
-		listed := ps.listed
-		infos := make([]grantcheck.ToolInfo, len(ps.tools))
-		for i, e := range ps.tools {
-			infos[i] = e.info
+		if ps.listed {
+			infos := make([]grantcheck.ToolInfo, len(ps.tools))
+			for i, e := range ps.tools {
+				infos[i] = e.info
+			}
+			listings[id] = infos
 		}
 		ps.mu.Unlock()
-		if !listed {
-			continue
-		}
-		if np, err := policy.WithServerTools(id, infos); err == nil {
-			policy = np
-		}
 	}
+	policy, _ = callpipe.WithListings(policy, listings) // a refused listing was logged when it arrived
 	return policy
 }
 

@@ -100,6 +100,10 @@ func (g *Gateway) taskOp(ctx context.Context, agent string, provider callpipe.Pr
 	}
 	switch op {
 	case "get":
+		if t.ApprovalID != "" && t.Status == state.TaskWorking && req.HasExtension(mcpwire.ExtensionToolApproval) {
+			// SEP-2848: the envelope on every poll while the call waits.
+			return pendingTask(taskJSON(t, "complete", nil), ""), nil
+		}
 		return taskJSON(t, "complete", nil), nil
 	case "update":
 		// toolgate's own tasks ask no input.

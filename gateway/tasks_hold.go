@@ -35,10 +35,13 @@ func (h modernHold) Task(ctx context.Context, r approvals.Request, resume func(c
 	if store == nil || !h.req.HasExtension(mcpwire.ExtensionTasks) {
 		return nil, false
 	}
+	// A client that declared the tool-approval extension (SEP-2848,
+	// tasks_approval.go) is told more in _meta; the task is the same.
+	approval := h.req.HasExtension(mcpwire.ExtensionToolApproval)
 	ttl := h.g.approvals.TTL() + time.Minute
 	msg := "waiting for approval " + r.ID + ": an operator approves it with " + h.g.approveHint(r.ID)
 	t, err := store.CreateTask(ctx, state.Task{Agent: h.agent, Surface: h.surface, Action: r.Action, ArgsSHA256: r.ArgsSHA256,
-		Revision: r.Revision, ApprovalID: r.ID, Status: state.TaskWorking, StatusMessage: msg}, ttl)
+		Revision: r.Revision, Generation: r.Generation, ApprovalID: r.ID, Status: state.TaskWorking, StatusMessage: msg}, ttl)
 	if err != nil {
 		h.g.log.Warn("task not created; the call waits instead", "agent", h.agent, "err", err)
 		return nil, false
@@ -50,14 +53,29 @@ func (h modernHold) Task(ctx context.Context, r approvals.Request, resume func(c
 		defer h.g.taskRuns.Delete(t.ID)
 		res := resume(bctx)
 		u := state.TaskUpdate{Status: state.TaskCompleted, Result: modernResult(res.JSON), StatusMessage: "done"}
-		if res.RPCError != nil {
+		switch {
+		case approval:
+			u = approvalOutcome(res)
+		case res.RPCError != nil:
 			u = state.TaskUpdate{Status: state.TaskFailed, Result: res.RPCError, StatusMessage: "the server answered with an error"}
 		}
 		if _, err := store.UpdateTask(context.WithoutCancel(bctx), h.agent, t.ID, u); err != nil && !errors.Is(err, state.ErrTaskFinal) {
 			h.g.log.Error("task result not stored", "agent", h.agent, "task", t.ID, "err", err)
 		}
 	}()
+	if approval {
+		return pendingTask(taskJSON(t, "task", nil), "This call is waiting for an operator's approval; its result will be on the task. You can continue other work and check back."), true
+	}
 	return taskJSON(t, "task", nil), true
+}
+
+// shapeDenial implements denialShaper: a refusal for a client that
+// declared the tool-approval extension carries the denial envelope.
+func (h modernHold) shapeDenial(result []byte) []byte {
+	if !h.req.HasExtension(mcpwire.ExtensionToolApproval) {
+		return result
+	}
+	return refusedForApprovalClient(result)
 }
 
 // AskUser implements callpipe.Holder for clients that declared

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Kind is the form a capability was written in; it decides how much a grant
@@ -71,10 +72,11 @@ const (
 )
 
 // nameRE is what surface ids and member names must match.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+// (compiled when first used, not by every process at start).
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
 
 // ValidName reports whether s may be a surface id or member name.
-func ValidName(s string) bool { return nameRE.MatchString(s) }
+func ValidName(s string) bool { return nameRE().MatchString(s) }
 
 // Tool returns the capability tool:<surface>:<member>.
 func Tool(surface, member string) Capability {

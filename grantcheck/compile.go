@@ -233,7 +233,7 @@ func (c *compiler) grant(a *workspace.Agent, g *workspace.Grant) *grant {
 		if s.kind == KindPackSurface {
 			if _, ok := s.members[capab.Member]; !ok {
 				if !c.dmg.unreadCommands[s.id] {
-					c.errorf(g.Pos, "%s: pack %q has no command %q; its commands are: %s", where, s.id, capab.Member, strings.Join(s.order, ", "))
+					c.errorf(g.Pos, "%s: pack %q has no command %q%s; its commands are: %s", where, s.id, capab.Member, Suggest(capab.Member, s.order), strings.Join(s.order, ", "))
 				}
 				return nil
 			}

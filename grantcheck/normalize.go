@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // This file is the one mapping between harness allowlist entries (Claude
@@ -33,13 +34,16 @@ var ErrNotExpressible = errors.New("no harness allowlist entry expresses this ca
 
 const mcpPrefix = "mcp__"
 
+// The expressions are compiled when first used, not at start: every
+// toolgate process runs this package's initialisers, few read a harness
+// allowlist ({1,64} alone is ~1,000 allocations).
 var (
 	// harnessToolRE is a bare harness tool name: Read, WebFetch, TodoWrite.
-	harnessToolRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	harnessToolRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`) })
 	// bashRE is Bash(<cmd>), Bash(<cmd>:*) or Bash(<cmd> *).
-	bashRE = regexp.MustCompile(`^Bash\((.*)\)$`)
+	bashRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Bash\((.*)\)$`) })
 	// harnessNameRE is what a harness accepts as a whole tool name.
-	harnessNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	harnessNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 )
 
 // NormalizeEntry maps one harness allowlist entry to its capability:
@@ -77,10 +81,10 @@ func NormalizeEntry(s string) (Capability, error) {
 			return unrecognised("%q is not a tool name (letters, digits, '_', '.', '-', or * alone)", member)
 		}
 		return Tool(surface, member), nil
-	case harnessToolRE.MatchString(s):
+	case harnessToolRE().MatchString(s):
 		return Tool(SurfaceHarness, s), nil
 	}
-	if m := bashRE.FindStringSubmatch(s); m != nil {
+	if m := bashRE().FindStringSubmatch(s); m != nil {
 		cmd := m[1]
 		if c, ok := strings.CutSuffix(cmd, ":*"); ok {
 			cmd = c
@@ -92,7 +96,7 @@ func NormalizeEntry(s string) (Capability, error) {
 		}
 		return Tool(SurfaceShell, cmd), nil
 	}
-	if name, _, ok := strings.Cut(s, "("); ok && harnessToolRE.MatchString(name) {
+	if name, _, ok := strings.Cut(s, "("); ok && harnessToolRE().MatchString(name) {
 		return unrecognised("a specifier on %s has no capability form; only Bash takes one", name)
 	}
 	if surface, _, ok := strings.Cut(s, ":"); ok && strings.ToLower(surface) == "bash" {
@@ -117,7 +121,7 @@ func HarnessEntry(c Capability) (string, error) {
 	case KindTool:
 		switch c.Surface {
 		case SurfaceHarness:
-			if !harnessToolRE.MatchString(c.Member) {
+			if !harnessToolRE().MatchString(c.Member) {
 				return fail("a harness tool is a bare CamelCase name")
 			}
 			return c.Member, nil
@@ -128,8 +132,8 @@ func HarnessEntry(c Capability) (string, error) {
 			return fail(err.Error())
 		}
 		e := mcpPrefix + c.Surface + "__" + c.Member
-		if !harnessNameRE.MatchString(e) {
-			return fail(fmt.Sprintf("the harness name %q must match %s", e, harnessNameRE))
+		if !harnessNameRE().MatchString(e) {
+			return fail(fmt.Sprintf("the harness name %q must match %s", e, harnessNameRE()))
 		}
 		return e, nil
 	case KindSurface, KindServer:
@@ -143,8 +147,8 @@ func HarnessEntry(c Capability) (string, error) {
 			return fail(err.Error())
 		}
 		e := mcpPrefix + c.Surface
-		if !harnessNameRE.MatchString(e) {
-			return fail(fmt.Sprintf("the harness name %q must match %s", e, harnessNameRE))
+		if !harnessNameRE().MatchString(e) {
+			return fail(fmt.Sprintf("the harness name %q must match %s", e, harnessNameRE()))
 		}
 		return e, nil
 	case KindPack:

@@ -20,6 +20,41 @@ type ToolInfo struct {
 	ReadOnlyHint *bool
 }
 
+// ParseToolInfo reads one tool of a tools/list result (name, description,
+// input schema, readOnlyHint): the gateway reads a live listing with it and
+// the offline commands read toolgate.lock's definitions with it, so a tool
+// is judged alike from either. False when raw is not an object with a name.
+func ParseToolInfo(raw json.RawMessage) (ToolInfo, bool) {
+	var t struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		Annotations struct {
+			ReadOnlyHint *bool `json:"readOnlyHint"`
+		} `json:"annotations"`
+	}
+	if json.Unmarshal(raw, &t) != nil || t.Name == "" {
+		return ToolInfo{}, false
+	}
+	return ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, ReadOnlyHint: t.Annotations.ReadOnlyHint}, true
+}
+
+// ToolInfos reads a listing as the gateway keeps it: each tool once (the
+// first of a repeated name), what is not a tool left out.
+func ToolInfos(raws []json.RawMessage) []ToolInfo {
+	out := make([]ToolInfo, 0, len(raws))
+	seen := make(map[string]bool, len(raws))
+	for _, raw := range raws {
+		t, ok := ParseToolInfo(raw)
+		if !ok || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		out = append(out, t)
+	}
+	return out
+}
+
 // WithServerTools returns a new Policy in which server's tools are the ones
 // listed: server: and tool:<server>:* grants now cover them, exact grants of
 // tools the server no longer lists deny, and arguments are validated against

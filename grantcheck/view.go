@@ -116,6 +116,12 @@ type AgentTool struct {
 	Decision      Outcome          `json:"decision"`
 	Grant         string           `json:"grant"`
 	MissingScopes []string         `json:"missing_scopes,omitempty"`
+	// Refusal says why a granted tool is refused past the policy (its
+	// definition is not the pinned one); "" otherwise.
+	Refusal string `json:"refusal,omitempty"`
+	// ApprovedBy are the approval rules that may approve its calls without
+	// a human (within their argument bounds).
+	ApprovedBy []string `json:"approved_by,omitempty"`
 }
 
 // Summary describes every surface and agent, in workspace order.

@@ -3,12 +3,15 @@ package harness
 import (
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/toolgate/toolgate/grantcheck"
 )
 
 // nameRE is what a harness accepts as a whole tool name, prefix included.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// It is compiled when first used: {1,64} is ~1,000 allocations that every
+// toolgate process would pay at start.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // AllowedTools derives Claude Code's --allowed-tools entries from agent's
 // grant: one mcp__<surface>__<tool> per granted tool (a pack grant expanded
@@ -26,7 +29,7 @@ func AllowedTools(p *grantcheck.Policy, agent string) ([]string, error) {
 	for _, c := range caps {
 		e, err := grantcheck.HarnessEntry(c)
 		if err != nil {
-			return nil, fmt.Errorf("agent %q: %w; rename the surface or tool so that mcp__<surface>__<tool> fits %s", agent, err, nameRE)
+			return nil, fmt.Errorf("agent %q: %w; rename the surface or tool so that mcp__<surface>__<tool> fits %s", agent, err, nameRE())
 		}
 		out = append(out, e)
 	}
@@ -67,8 +70,8 @@ func Entries(p *grantcheck.Policy, agent string) ([]Entry, error) {
 		e := Entry{Surface: s}
 		for _, v := range views {
 			name := "mcp__" + s + "__" + v.Name
-			if !nameRE.MatchString(name) {
-				return nil, fmt.Errorf("tool %s:%s: the harness would name it %q, which does not fit %s (at most 64 letters, digits, '_' or '-'); shorten the surface id or the tool name", s, v.Name, name, nameRE)
+			if !nameRE().MatchString(name) {
+				return nil, fmt.Errorf("tool %s:%s: the harness would name it %q, which does not fit %s (at most 64 letters, digits, '_' or '-'); shorten the surface id or the tool name", s, v.Name, name, nameRE())
 			}
 			if !bulk[s] {
 				e.Tools = append(e.Tools, v.Name)

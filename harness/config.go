@@ -50,6 +50,9 @@ type ConfigOptions struct {
 type server struct {
 	name  string
 	tools []string // nil: every tool of the surface
+	// listed are the tools the workspace lists for the surface, known
+	// also when it is granted in bulk.
+	listed []string
 	// stdio
 	command string
 	args    []string
@@ -87,6 +90,14 @@ func Config(o ConfigOptions) ([]byte, error) {
 		return vscodeConfig(servers)
 	case OpenCode:
 		return opencodeConfig(servers)
+	case Qwen:
+		return qwenConfig(servers)
+	case Copilot:
+		return copilotConfig(servers)
+	case Cline:
+		return clineConfig(servers)
+	case Crush:
+		return crushConfig(servers)
 	}
 	return nil, fmt.Errorf("unknown harness %q; use one of %s", o.Harness, harnessList())
 }
@@ -101,7 +112,7 @@ func servers(o ConfigOptions, entries []Entry) ([]server, error) {
 		}
 		vars := credentialVars(o.Workspace)
 		for _, e := range entries {
-			out = append(out, server{name: e.Surface, tools: e.Tools, command: o.Command,
+			out = append(out, server{name: e.Surface, tools: e.Tools, listed: listedTools(o, e.Surface), command: o.Command,
 				args:    []string{"serve", "-w", wsPath, "--agent", o.Agent, "--stdio", "--surface", e.Surface},
 				envVars: vars})
 		}
@@ -115,12 +126,22 @@ func servers(o ConfigOptions, entries []Entry) ([]server, error) {
 			base = "http://" + loopbackListen(o.Workspace.Gateway.Listen)
 		}
 		for _, e := range entries {
-			out = append(out, server{name: e.Surface, tools: e.Tools, url: base + "/mcp/" + e.Surface, tokenVar: tokenVar})
+			out = append(out, server{name: e.Surface, tools: e.Tools, listed: listedTools(o, e.Surface), url: base + "/mcp/" + e.Surface, tokenVar: tokenVar})
 		}
 	default:
 		return nil, fmt.Errorf("unknown mode %q; use stdio or http", o.Mode)
 	}
 	return out, nil
+}
+
+// listedTools names the tools the agent holds on surface as far as the
+// workspace knows them.
+func listedTools(o ConfigOptions, surface string) []string {
+	var names []string
+	for _, v := range o.Policy.Tools(o.Agent, surface) {
+		names = append(names, v.Name)
+	}
+	return names
 }
 
 // distinctNames checks that o.Harness gives every tool of the agent its own

@@ -34,13 +34,18 @@ func vscodeConfig(servers []server) ([]byte, error) {
 func typedConfig(servers []server, key string, ref func(string) string) ([]byte, error) {
 	out := map[string]typedServer{}
 	for _, s := range servers {
-		if s.url != "" {
-			out[s.name] = typedServer{Type: "http", URL: s.url, Headers: bearer(ref(s.tokenVar))}
-			continue
-		}
-		out[s.name] = typedServer{Type: "stdio", Command: s.command, Args: s.args, Env: envRefs(s.envVars, ref)}
+		out[s.name] = typed(s, ref)
 	}
 	return marshal(map[string]any{key: out})
+}
+
+// typed is s as a type stdio|http entry, variables referenced with ref.
+// Copilot CLI and Crush write the same entry with an allowlist added.
+func typed(s server, ref func(string) string) typedServer {
+	if s.url != "" {
+		return typedServer{Type: "http", URL: s.url, Headers: bearer(ref(s.tokenVar))}
+	}
+	return typedServer{Type: "stdio", Command: s.command, Args: s.args, Env: envRefs(s.envVars, ref)}
 }
 
 func bearer(ref string) map[string]string {
@@ -84,13 +89,24 @@ type geminiServer struct {
 	HTTPURL      string            `json:"httpUrl,omitempty"`
 	Headers      map[string]string `json:"headers,omitempty"`
 	IncludeTools []string          `json:"includeTools,omitempty"`
+	// AlwaysLoadTools is Qwen Code's: declare the server's tools to the
+	// model up front instead of behind its tool_search bridge.
+	AlwaysLoadTools bool `json:"alwaysLoadTools,omitempty"`
 }
 
 func geminiConfig(servers []server) ([]byte, error) {
-	out := map[string]geminiServer{}
 	allowed := []string{}
 	for _, s := range servers {
 		allowed = append(allowed, harnessNames(grantcheck.NamingGemini, s)...)
+	}
+	return marshal(map[string]any{"mcpServers": geminiServers(servers), "tools": map[string]any{"allowed": allowed}})
+}
+
+// geminiServers are the mcpServers entries of Gemini CLI and of its fork
+// Qwen Code, which kept the format.
+func geminiServers(servers []server) map[string]geminiServer {
+	out := map[string]geminiServer{}
+	for _, s := range servers {
 		g := geminiServer{IncludeTools: s.tools}
 		if s.url != "" {
 			g.HTTPURL, g.Headers = s.url, bearer("${"+s.tokenVar+"}")
@@ -100,7 +116,7 @@ func geminiConfig(servers []server) ([]byte, error) {
 		}
 		out[s.name] = g
 	}
-	return marshal(map[string]any{"mcpServers": out, "tools": map[string]any{"allowed": allowed}})
+	return out
 }
 
 // harnessNames are the names naming n gives a server entry's tools: one

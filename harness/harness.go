@@ -1,8 +1,9 @@
 // Package harness connects agent harnesses (Claude Code, Codex, Cursor,
-// Gemini CLI, VS Code, OpenCode) to toolgate: it writes the MCP config each
+// Gemini CLI, VS Code, OpenCode, Qwen Code, GitHub Copilot CLI, Cline,
+// Crush) to toolgate: it writes the MCP config each
 // harness reads, derives the harness's own allowlist from an agent's grant,
 // and reports parity between a deployed allowlist and the grant
-// (DESIGN.md §8, §9). Every mapping between allowlist entries and
+// (docs/harnesses.md). Every mapping between allowlist entries and
 // capabilities goes through grantcheck's one normalisation module.
 package harness
 
@@ -24,6 +25,10 @@ const (
 	Gemini   Harness = "gemini"
 	VSCode   Harness = "vscode"
 	OpenCode Harness = "opencode"
+	Qwen     Harness = "qwen"
+	Copilot  Harness = "copilot"
+	Cline    Harness = "cline"
+	Crush    Harness = "crush"
 )
 
 // Naming is how h spells an MCP tool to its model and in its allowlists.
@@ -31,7 +36,7 @@ func (h Harness) Naming() grantcheck.Naming {
 	switch h {
 	case Codex:
 		return grantcheck.NamingCodex
-	case Gemini:
+	case Gemini, Crush:
 		return grantcheck.NamingGemini
 	case OpenCode:
 		return grantcheck.NamingOpenCode
@@ -41,7 +46,7 @@ func (h Harness) Naming() grantcheck.Naming {
 
 // Harnesses lists every known harness, in the order help texts show them.
 func Harnesses() []Harness {
-	return []Harness{Claude, Codex, Cursor, Gemini, VSCode, OpenCode}
+	return []Harness{Claude, Codex, Cursor, Gemini, VSCode, OpenCode, Qwen, Copilot, Cline, Crush}
 }
 
 // ParseHarness checks a harness name, saying which ones exist.
@@ -55,7 +60,7 @@ func ParseHarness(s string) (Harness, error) {
 }
 
 func harnessList() string {
-	names := make([]string, 0, 6)
+	names := make([]string, 0, len(Harnesses()))
 	for _, h := range Harnesses() {
 		names = append(names, string(h))
 	}

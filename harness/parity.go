@@ -12,7 +12,7 @@ import (
 // Verdict is the parity of one agent-provider pair, or of a whole run.
 type Verdict string
 
-// The verdicts of DESIGN.md §9.
+// The verdicts parity reports (docs/harnesses.md).
 const (
 	// Green: the harness allowlist and the grant are the same set.
 	Green Verdict = "green"
@@ -230,7 +230,7 @@ func KnownOf(p *grantcheck.Policy) grantcheck.Known {
 // enforces reports whether a provider honours a per-tool allowlist that
 // toolgate can read.
 func enforces(p Harness) bool {
-	return p == Claude || p == Codex || p == Gemini || p == OpenCode
+	return p == Claude || p == Codex || p == Gemini || p == OpenCode || p == Qwen || p == Copilot || p == Crush
 }
 
 // Check compares every row of spec with the grants of p.
@@ -285,6 +285,12 @@ func checkRow(p *grantcheck.Policy, known grantcheck.Known, r *SpecRow) Row {
 			hint = "allowed_tools or settings (includeTools, tools.allowed)"
 		case OpenCode:
 			hint = "allowed_tools or settings (opencode.json: tools, permission)"
+		case Qwen:
+			hint = "allowed_tools or settings (includeTools, permissions.allow)"
+		case Crush:
+			hint = "allowed_tools (mcp_<server>_<tool>) or settings (crush.json: enabled_tools)"
+		case Copilot:
+			hint = "allowed_tools (mcp__<server>__<tool>) or settings (mcp-config.json: tools)"
 		}
 		return unknown(fmt.Sprintf("no enforceable allowlist given for %s; add %s", r.Provider, hint))
 	}

@@ -194,7 +194,7 @@ func TestLoadSpecErrors(t *testing.T) {
     allowed_tools: [x]
     settings: s.json
   - agent: b
-    provider: copilot
+    provider: windsurf
   - provider: codex
     argv: [codex]
   - agent: c
@@ -212,7 +212,7 @@ extra: 1
 	list := workspace.AsList(err)
 	want := []string{
 		path + ":2:5: give one allowlist source per row, not allowed_tools and settings",
-		path + `:7:15: provider: unknown harness "copilot"`,
+		path + `:7:15: provider: unknown harness "windsurf"`,
 		path + ":8:5: agent: is required",
 		path + ":8:5: argv: --allowed-tools is Claude Code's flag; for codex give allowed_tools or config_toml",
 		path + `:12:5: unknown field "allow"`,

@@ -32,7 +32,7 @@ func TestConfigParityRoundTrip(t *testing.T) {
 		{Agent: "reader", Provider: Claude, HasAllowedTools: true, AllowedTools: list},
 		{Agent: "reader", Provider: Claude, Settings: write("settings.json", settings)},
 	}
-	for _, h := range []Harness{Codex, Gemini, OpenCode} {
+	for _, h := range []Harness{Codex, Gemini, OpenCode, Qwen, Copilot, Crush} {
 		for _, mode := range []Mode{ModeStdio, ModeHTTP} {
 			cfg, err := Config(ConfigOptions{Harness: h, Mode: mode, Agent: "reader", Workspace: ws, Policy: p,
 				WorkspacePath: "/w/toolgate.yaml", Command: "toolgate"})

@@ -31,12 +31,14 @@ func validateJSON(s *jsonschema.Schema, data []byte) error {
 	return s.Validate(doc)
 }
 
-// TestEditorConfigsMatchTheirSchemas: Cursor and VS Code have no headless
+// TestConfigsWithoutACLIRunMatchTheirSchemas: Cursor and VS Code have no headless
 // CLI to run here, so their goldens are checked against those editors'
 // config schemas (VS Code's from its source, Cursor's from its docs; see
-// each schema's $comment) — and a config each editor would reject is
+// each schema's $comment), and so is Crush's, whose npm installer cannot
+// fetch its binary here (docs/harnesses.md), against the format its
+// published schema describes — and a config each would reject is
 // rejected, so the check can fail.
-func TestEditorConfigsMatchTheirSchemas(t *testing.T) {
+func TestConfigsWithoutACLIRunMatchTheirSchemas(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		schema, golden string
@@ -45,6 +47,8 @@ func TestEditorConfigsMatchTheirSchemas(t *testing.T) {
 		{"vscode-mcp.schema.json", "vscode-http.json"},
 		{"cursor-mcp.schema.json", "cursor-stdio.json"},
 		{"cursor-mcp.schema.json", "cursor-http.json"},
+		{"crush.schema.json", "crush-stdio.json"},
+		{"crush.schema.json", "crush-http.json"},
 	}
 	for _, tc := range cases {
 		data, err := os.ReadFile(filepath.Join("testdata", "config", tc.golden))
@@ -63,6 +67,11 @@ func TestEditorConfigsMatchTheirSchemas(t *testing.T) {
 		{"vscode-mcp.schema.json", `{"servers": {"a": {"type": "stdio", "command": "x", "includeTools": []}}}`, "unknown field"},
 		{"cursor-mcp.schema.json", `{"mcpServers": {"a": {"command": "x", "url": "http://y"}}}`, "both command and url"},
 		{"cursor-mcp.schema.json", `{"servers": {}}`, "Cursor reads mcpServers"},
+		{"crush.schema.json", `{"mcpServers": {}}`, "Crush reads mcp, not mcpServers"},
+		{"crush.schema.json", `{"mcp": {"a": {"command": "x"}}}`, "type is required"},
+		{"crush.schema.json", `{"mcp": {"a": {"type": "local", "command": "x"}}}`, "type is stdio, sse or http"},
+		{"crush.schema.json", `{"mcp": {"a": {"type": "stdio", "command": "x", "includeTools": []}}}`, "Crush's allowlist is enabled_tools"},
+		{"crush.schema.json", `{"permissions": {"allowedTools": []}}`, "allowed_tools is snake_case"},
 	}
 	for _, b := range bad {
 		if err := validateJSON(compileSchema(t, b.schema), []byte(b.doc)); err == nil {

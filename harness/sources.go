@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/grantcheck"
@@ -35,6 +36,15 @@ func readSource(r *SpecRow, known grantcheck.Known) (src source, ok bool, err er
 		return src, true, nil
 	case r.Settings != "" && r.Provider == Gemini:
 		src, err = geminiSettings(r.Settings, known)
+		return src, true, err
+	case r.Settings != "" && r.Provider == Qwen:
+		src, err = qwenSettings(r.Settings, known)
+		return src, true, err
+	case r.Settings != "" && r.Provider == Copilot:
+		src, err = copilotSettings(r.Settings, known)
+		return src, true, err
+	case r.Settings != "" && r.Provider == Crush:
+		src, err = crushSettings(r.Settings, known)
 		return src, true, err
 	case r.Settings != "" && r.Provider == OpenCode:
 		src, err = opencodeSettings(r.Settings, known)
@@ -132,6 +142,39 @@ func serverEntries(n grantcheck.Naming, id string, tools *[]string) []string {
 		out = append(out, grantcheck.ToolName(n, id, t))
 	}
 	return out
+}
+
+// serverTools resolves which tools of server id a per-server list names:
+// include as written, or, when it is absent, every tool known for the
+// server. whole is true when neither says which tools the server has; it
+// is then compared as a whole, and an exclude list on it (excludeKey) is a
+// problem, since what it leaves cannot be compared.
+func serverTools(src *source, id string, include *[]string, exclude []string, known grantcheck.Known, includeKey, excludeKey string) (tools []string, whole bool) {
+	switch {
+	case include != nil:
+		return *include, false
+	case known[id] != nil:
+		return known[id], false
+	}
+	if len(exclude) > 0 {
+		src.problems = append(src.problems, fmt.Sprintf("%s: %s (%s) on a server whose tools are not known: what it leaves cannot be compared; list %s instead", id, excludeKey, strings.Join(exclude, ", "), includeKey))
+	}
+	return nil, true
+}
+
+// listedLessExcluded adds to src, in naming n, server id's tools less
+// those exclude names, or the whole server.
+func listedLessExcluded(src *source, n grantcheck.Naming, id string, include *[]string, exclude []string, known grantcheck.Known, includeKey, excludeKey string) {
+	tools, whole := serverTools(src, id, include, exclude, known, includeKey, excludeKey)
+	if whole {
+		src.entries = append(src.entries, grantcheck.ToolName(n, id, "*"))
+		return
+	}
+	for _, t := range tools {
+		if !slices.Contains(exclude, t) {
+			src.entries = append(src.entries, grantcheck.ToolName(n, id, t))
+		}
+	}
 }
 
 func readJSON(path string, v any) error {

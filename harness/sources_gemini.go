@@ -79,17 +79,8 @@ func geminiSettings(path string, known grantcheck.Known) (source, error) {
 			}
 			return false
 		}
-		var tools []string
-		switch {
-		case s.IncludeTools != nil:
-			tools = *s.IncludeTools
-		case known[id] != nil:
-			tools = known[id]
-		default:
-			// Nothing says which tools the server has: compare it whole.
-			if len(s.ExcludeTools) > 0 {
-				src.problems = append(src.problems, fmt.Sprintf("%s: excludeTools (%s) on a server whose tools are not known: what it leaves cannot be compared; list includeTools instead", id, strings.Join(s.ExcludeTools, ", ")))
-			}
+		tools, whole := serverTools(&src, id, s.IncludeTools, s.ExcludeTools, known, "includeTools", "excludeTools")
+		if whole {
 			if approved("*") {
 				src.entries = append(src.entries, fqn("*"))
 				continue

@@ -32,7 +32,10 @@ type SpecRow struct {
 	Argv []string
 	// Settings is the harness's JSON settings (Claude Code settings.json:
 	// permissions.allow; Gemini CLI settings.json: mcpServers.*.includeTools,
-	// tools.allowed; OpenCode opencode.json: tools, permission), resolved
+	// tools.allowed; OpenCode opencode.json: tools, permission; Qwen Code
+	// settings.json: mcpServers.*.includeTools, permissions.allow; Copilot
+	// CLI mcp-config.json: mcpServers.*.tools; Crush crush.json:
+	// mcp.*.enabled_tools), resolved
 	// against the spec's directory.
 	Settings string
 	// ConfigTOML is a Codex config.toml (mcp_servers.*.enabled_tools).
@@ -199,8 +202,8 @@ func sourceMismatch(provider Harness, source string) string {
 			return fmt.Sprintf("argv: --allowed-tools is Claude Code's flag; for %s give allowed_tools%s", provider, configHint(provider))
 		}
 	case "settings":
-		if provider != Claude && provider != Gemini && provider != OpenCode {
-			return fmt.Sprintf("settings: is read for claude (permissions.allow), gemini (includeTools, tools.allowed) and opencode (opencode.json tools, permission), not %s", provider)
+		if provider != Claude && provider != Gemini && provider != OpenCode && provider != Qwen && provider != Copilot && provider != Crush {
+			return fmt.Sprintf("settings: is read for claude (permissions.allow), gemini (includeTools, tools.allowed), opencode (opencode.json tools, permission), qwen (includeTools, permissions.allow), copilot (mcp-config.json tools) and crush (crush.json enabled_tools), not %s", provider)
 		}
 	case "config_toml":
 		if provider != Codex {
@@ -214,7 +217,7 @@ func configHint(p Harness) string {
 	switch p {
 	case Codex:
 		return " or config_toml"
-	case Gemini, OpenCode:
+	case Gemini, OpenCode, Qwen, Copilot, Crush:
 		return " or settings"
 	}
 	return ""

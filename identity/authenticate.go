@@ -50,23 +50,36 @@ func (a *Authenticator) ReplaceTokens(tokens map[string]string) { a.tokens.Repla
 // agent's token). A static token is looked up first; with a Resource any
 // other token is verified as an access token.
 func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request, surface, want string) (string, bool) {
+	c, ok := a.AuthenticateCaller(w, r, surface, want)
+	return c.Agent, ok
+}
+
+// AuthenticateCaller is Authenticate returning the whole Caller: with an
+// access token, also the scopes the token grants.
+func (a *Authenticator) AuthenticateCaller(w http.ResponseWriter, r *http.Request, surface, want string) (Caller, bool) {
 	tok := Bearer(r)
 	if a.jwt != nil {
 		if tok == "" {
 			a.jwt.Challenge(w, r, surface, false)
-			return "", false
+			return Caller{}, false
 		}
 		if agent := a.tokens.Lookup(tok); agent != "" && (want == "" || agent == want) {
-			return agent, true
+			return Caller{Agent: agent}, true
 		}
-		agent, err := a.verify(r, tok, surface, want)
+		id, err := a.verify(r, tok, surface, want)
 		if err != nil {
 			a.log.Info("bearer token refused", "surface", surface, "reason", string(ReasonOf(err)), "detail", err.Error(), "remote", r.RemoteAddr)
 			a.jwt.Challenge(w, r, surface, true)
-			return "", false
+			return Caller{}, false
 		}
-		return agent, true
+		return Caller{Agent: id.Agent, TokenScoped: true, Scopes: id.Scopes}, true
 	}
+	agent, ok := a.authenticateStatic(w, tok, want)
+	return Caller{Agent: agent}, ok
+}
+
+// authenticateStatic attributes a request by an agent's static token.
+func (a *Authenticator) authenticateStatic(w http.ResponseWriter, tok, want string) (string, bool) {
 	if want != "" {
 		if tok == "" {
 			Unauthorized(w, "this instance serves agent "+want+": send Authorization: Bearer <its token>")
@@ -90,20 +103,20 @@ func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request, sur
 	return agent, true
 }
 
-// verify checks a JWT for surface and returns the agent it names, which
-// must be declared (and be want, when want is set).
-func (a *Authenticator) verify(r *http.Request, tok, surface, want string) (string, error) {
+// verify checks a JWT for surface and returns what it says; the agent it
+// names must be declared (and be want, when want is set).
+func (a *Authenticator) verify(r *http.Request, tok, surface, want string) (Identity, error) {
 	id, err := a.jwt.Verify(r.Context(), tok, surface)
 	if err != nil {
-		return "", err
+		return Identity{}, err
 	}
 	if !a.known(id.Agent) {
-		return "", UnknownAgent(a.jwt.AgentClaim(), id.Agent)
+		return Identity{}, UnknownAgent(a.jwt.AgentClaim(), id.Agent)
 	}
 	if want != "" && id.Agent != want {
-		return "", &Error{Reason: ReasonUnknownAgent, Detail: "the token names agent " + id.Agent + ", but this instance serves agent " + want}
+		return Identity{}, &Error{Reason: ReasonUnknownAgent, Detail: "the token names agent " + id.Agent + ", but this instance serves agent " + want}
 	}
-	return id.Agent, nil
+	return id, nil
 }
 
 // ServeMetadata serves the protected-resource metadata of the endpoint of

@@ -23,6 +23,23 @@ const (
 // ExtensionTasks names the tasks extension in capabilities.
 const ExtensionTasks = "io.modelcontextprotocol/tasks"
 
+// The asynchronous tool-approval extension (SEP-2848): a client that
+// declares it is told, in a result's _meta, why a call is held or refused
+// (the SEP-2643 authorization envelope) and what became of an approved
+// call (its disposition).
+const (
+	// ExtensionToolApproval names the extension in capabilities.
+	ExtensionToolApproval = "io.modelcontextprotocol/tool-approval"
+	// MetaAuthorization is the _meta key of the denial envelope.
+	MetaAuthorization = "io.modelcontextprotocol/authorization"
+	// MetaApprovalDisposition is the _meta key of a completed approval
+	// task's execution outcome.
+	MetaApprovalDisposition = "io.modelcontextprotocol/tool-approval-disposition"
+	// MetaModelImmediateResponse is the _meta key of the text a model is
+	// given at once while its call waits.
+	MetaModelImmediateResponse = "io.modelcontextprotocol/model-immediate-response"
+)
+
 // MetaVersion reads the protocol version a request's params._meta
 // declares; "" when it declares none (or not as a string).
 func MetaVersion(params json.RawMessage) string {

@@ -22,9 +22,16 @@ func bindPaths(cmd *workspace.Command, args map[string]any, roots map[string]str
 	if len(roots) == 0 {
 		return nil, args, nil
 	}
+	// A parameter that stands only in output.write_to is not handed to the
+	// command: Run opens the target itself, beneath the same root, and
+	// creates it when missing (openOutputBeneath), so a destination that
+	// does not exist yet is not refused here.
+	inArgv := workspace.Placeholders(cmd.Argv)
 	params := make([]string, 0, len(roots))
 	for p := range roots {
-		params = append(params, p)
+		if slices.Contains(inArgv, p) || cmd.Output.WriteTo == "" {
+			params = append(params, p)
+		}
 	}
 	sort.Strings(params)
 	out := make(map[string]any, len(args))

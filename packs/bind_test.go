@@ -4,6 +4,7 @@ package packs
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -83,5 +84,45 @@ func BenchmarkPrepareBound(b *testing.B) {
 		if _, err := r.PrepareBound(pack, c, args, roots); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestWriteToNewFileBeneath: a path_within-bound parameter that stands only
+// in output.write_to names a destination that need not exist: the gateway
+// creates it beneath the root when the command succeeds, through the
+// directory it opened there. Its directory must exist inside the root; a
+// name leading outside, or through a link out, is refused before anything
+// runs, and nothing is written outside.
+func TestWriteToNewFileBeneath(t *testing.T) {
+	t.Parallel()
+	root, outside := beneathFixture(t)
+	r := newTestRunner(t, nil)
+	r.BaseDir = root
+	c := command("sort", "sort", "{in}")
+	c.Inputs["properties"].(map[string]any)["out"] = map[string]any{"type": "string"}
+	c.Output.WriteTo = "{out}"
+	roots := map[string]string{"in": root, "out": root}
+	inv, err := r.PrepareBound(packOf(c), c, map[string]any{"in": "file.txt", "out": "sub/sorted.txt"}, roots)
+	if err != nil {
+		t.Fatalf("a new destination beneath the root: %v", err)
+	}
+	res, err := r.Run(context.Background(), inv)
+	if err != nil || !res.OK() {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if got, err := os.ReadFile(root + "/sub/sorted.txt"); err != nil || string(got) != "inside\n" {
+		t.Errorf("created file: %q %v", got, err)
+	}
+	for _, out := range []string{"missing-dir/sorted.txt", "link-out/new.txt", "../outside/new.txt"} {
+		inv, err := r.PrepareBound(packOf(c), c, map[string]any{"in": "file.txt", "out": out}, roots)
+		if err == nil {
+			_, err = r.Run(context.Background(), inv)
+		}
+		if err == nil {
+			t.Errorf("write_to %s: written", out)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Errorf("outside the root now holds %d entries, want only secret.txt", len(entries))
 	}
 }

@@ -39,10 +39,18 @@ func (d Digest) Valid() bool {
 	return true
 }
 
-// Tool is one pinned tool: its name and the digest of its definition.
+// Tool is one pinned tool: its name, the digest of its definition and
+// the canonical definition itself (nil where it is not known).
 type Tool struct {
-	Name   string
-	Digest Digest
+	Name       string
+	Digest     Digest
+	Definition json.RawMessage
+}
+
+// digestOf is the digest of canonical definition bytes.
+func digestOf(canon []byte) Digest {
+	sum := sha256.Sum256(canon)
+	return Digest(digestPrefix + hex.EncodeToString(sum[:]))
 }
 
 // DigestTool returns the pin of one tool as a server listed it (the raw
@@ -54,8 +62,7 @@ func DigestTool(raw json.RawMessage) (Tool, error) {
 	if err != nil {
 		return Tool{Name: name}, err
 	}
-	sum := sha256.Sum256(canon)
-	return Tool{Name: name, Digest: Digest(digestPrefix + hex.EncodeToString(sum[:]))}, nil
+	return Tool{Name: name, Digest: digestOf(canon), Definition: canon}, nil
 }
 
 // DigestList pins every tool of a tools/list result ({"tools": [...]}).

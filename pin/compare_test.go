@@ -8,8 +8,8 @@ import (
 func TestCompare(t *testing.T) {
 	t.Parallel()
 	l := New()
-	l.SetSurface("srv", []Tool{{"keep", d('a')}, {"edit", d('b')}, {"drop", d('c')}})
-	live := []Tool{{"keep", d('a')}, {"edit", d('f')}, {"fresh", d('e')}, {"broken", ""}, {"twice", d('1')}, {"twice", d('2')}}
+	l.SetSurface("srv", []Tool{{"keep", d('a'), nil}, {"edit", d('b'), nil}, {"drop", d('c'), nil}})
+	live := []Tool{{"keep", d('a'), nil}, {"edit", d('f'), nil}, {"fresh", d('e'), nil}, {"broken", "", nil}, {"twice", d('1'), nil}, {"twice", d('2'), nil}}
 	got := l.Compare("srv", live)
 	want := []Result{
 		{Surface: "srv", Tool: "broken", Status: StatusInvalid},
@@ -28,7 +28,7 @@ func TestCompare(t *testing.T) {
 		}
 	}
 	// A surface never pinned: every tool is new, none served.
-	for _, r := range l.Compare("other", []Tool{{"x", d('a')}}) {
+	for _, r := range l.Compare("other", []Tool{{"x", d('a'), nil}}) {
 		if r.Status != StatusNew {
 			t.Errorf("unpinned surface: %+v", r)
 		}
@@ -38,7 +38,7 @@ func TestCompare(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	l := New()
-	l.SetSurface("srv", []Tool{{"keep", d('a')}})
+	l.SetSurface("srv", []Tool{{"keep", d('a'), nil}})
 	cases := []struct {
 		lock          *Lock
 		surface, tool string

@@ -39,7 +39,8 @@ func FuzzCanonical(f *testing.F) {
 }
 
 func FuzzParse(f *testing.F) {
-	f.Add(sampleLock().Marshal())
+	f.Add(sampleLock(f).Marshal())
+	f.Add([]byte(`{"version":2,"surfaces":{"s":{"t":{"digest":"sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}}}`))
 	f.Add([]byte(`{"version":1,"surfaces":{"s":{"t":5}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := Parse("f.lock", b)

@@ -20,11 +20,18 @@ import (
 // FileName is the lock file's name, beside the workspace file.
 const FileName = "toolgate.lock"
 
-// Version is the lock file format this package reads and writes.
-const Version = 1
+// Version is the lock file format this package writes: per tool, its
+// digest and its full canonical definition. Version 1 (digests only) is
+// still read: its pins hold, but it gives the offline commands no
+// definitions to decide from until `toolgate pin --update` rewrites it.
+const Version = 2
 
-// MaxFileBytes bounds the lock file read: far above any real one (about
-// 100 bytes a tool), small enough that a hostile one costs little.
+// versionDigestsOnly is the first format: per tool, its digest alone.
+const versionDigestsOnly = 1
+
+// MaxFileBytes bounds the lock file read: far above any real one (a tool's
+// definition is a few kilobytes), small enough that a hostile one costs
+// little.
 const MaxFileBytes = 8 << 20
 
 var surfaceRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -33,13 +40,52 @@ var surfaceRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 const maxToolName = 256
 
 // Lock is the content of toolgate.lock: per surface, per tool, the digest
-// of the definition that was reviewed.
+// of the definition that was reviewed and that definition itself (its
+// canonical bytes), which the offline commands decide from.
 type Lock struct {
 	Surfaces map[string]map[string]Digest
+	// Definitions holds, per surface and tool, the canonical definition
+	// the digest is of; a tool pinned by a version 1 lock has none.
+	Definitions map[string]map[string]json.RawMessage
+	// Format is the version the lock was read in (Version for a new one).
+	Format int
 }
 
 // New returns an empty lock.
-func New() *Lock { return &Lock{Surfaces: map[string]map[string]Digest{}} }
+func New() *Lock {
+	return &Lock{Surfaces: map[string]map[string]Digest{}, Definitions: map[string]map[string]json.RawMessage{}, Format: Version}
+}
+
+// Definition returns the canonical definition pinned for surface's tool,
+// if the lock records it.
+func (l *Lock) Definition(surface, tool string) (json.RawMessage, bool) {
+	if l == nil {
+		return nil, false
+	}
+	d, ok := l.Definitions[surface][tool]
+	return d, ok
+}
+
+// SurfaceDefinitions returns surface's pinned definitions sorted by tool
+// name, and whether every pinned tool of it has one.
+func (l *Lock) SurfaceDefinitions(surface string) ([]json.RawMessage, bool) {
+	if l == nil {
+		return nil, false
+	}
+	pins, ok := l.Surfaces[surface]
+	if !ok {
+		return nil, false
+	}
+	out := make([]json.RawMessage, 0, len(pins))
+	for _, name := range slices.Sorted(maps.Keys(pins)) {
+		d, ok := l.Definitions[surface][name]
+		if !ok {
+			return nil, false
+		}
+		out = append(out, d)
+	}
+	return out, true
+}
 
 // PathFor is the lock file beside the workspace file at workspacePath.
 func PathFor(workspacePath string) string {
@@ -63,14 +109,33 @@ func (l *Lock) SetSurface(surface string, tools []Tool) {
 		return
 	}
 	m := make(map[string]Digest, len(tools))
+	defs := make(map[string]json.RawMessage, len(tools))
 	for _, t := range tools {
 		m[t.Name] = t.Digest
+		if t.Definition != nil {
+			defs[t.Name] = t.Definition
+		}
 	}
 	l.Surfaces[surface] = m
+	if l.Definitions == nil {
+		l.Definitions = map[string]map[string]json.RawMessage{}
+	}
+	l.Definitions[surface] = defs
 }
 
-// Marshal renders the lock deterministically: keys sorted, one tool a
-// line, two-space indent, a final newline, so a change reads as a diff.
+// Tools returns surface's pins as SetSurface takes them, sorted by name.
+func (l *Lock) Tools(surface string) []Tool {
+	pins := l.Surfaces[surface]
+	out := make([]Tool, 0, len(pins))
+	for _, name := range slices.Sorted(maps.Keys(pins)) {
+		out = append(out, Tool{Name: name, Digest: pins[name], Definition: l.Definitions[surface][name]})
+	}
+	return out
+}
+
+// Marshal renders the lock deterministically: keys sorted at every level,
+// each definition indented one member a line, a final newline — so a
+// changed description or schema reads as a diff of the lines it changed.
 func (l *Lock) Marshal() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\n  \"version\": %d,\n  \"surfaces\": {", Version)
@@ -89,8 +154,18 @@ func (l *Lock) Marshal() []byte {
 			}
 			b.WriteString("\n      ")
 			b.Write(strictjson.AppendString(nil, t))
-			b.WriteString(": ")
+			b.WriteString(": {\n        \"digest\": ")
 			b.Write(strictjson.AppendString(nil, string(l.Surfaces[s][t])))
+			if def, ok := l.Definitions[s][t]; ok {
+				b.WriteString(",\n        \"definition\": ")
+				var ind bytes.Buffer
+				if json.Indent(&ind, def, "        ", "  ") == nil {
+					b.Write(ind.Bytes())
+				} else {
+					b.Write(def) // canonical already; Indent only fails on invalid JSON
+				}
+			}
+			b.WriteString("\n      }")
 		}
 		if len(tools) > 0 {
 			b.WriteString("\n    ")
@@ -152,7 +227,7 @@ func Read(path string) (*Lock, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(b) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes; a lock file is about 100 bytes a tool — regenerate it with `toolgate pin --update`", path, MaxFileBytes)
+		return nil, fmt.Errorf("%s: larger than %d bytes; a lock file is a few kilobytes a tool — regenerate it with `toolgate pin --update`", path, MaxFileBytes)
 	}
 	return Parse(path, b)
 }
@@ -249,7 +324,7 @@ func (p *parser) lock() (*Lock, error) {
 	if err := p.open("the lock file"); err != nil {
 		return nil, err
 	}
-	sawVersion := false
+	sawVersion, sawSurfaces := false, false
 	err := p.members("the lock file", func(key string, at int64) error {
 		switch key {
 		case "version":
@@ -257,12 +332,25 @@ func (p *parser) lock() (*Lock, error) {
 			if err != nil {
 				return err
 			}
-			if n, ok := tok.(json.Number); !ok || n.String() != fmt.Sprint(Version) {
-				return p.errf(p.at, "version %s is not supported: this toolgate reads version %d (regenerate with `toolgate pin --update`)", describe(tok), Version)
+			n, ok := tok.(json.Number)
+			switch {
+			case ok && n.String() == fmt.Sprint(Version):
+				l.Format = Version
+			case ok && n.String() == fmt.Sprint(versionDigestsOnly):
+				l.Format = versionDigestsOnly
+			default:
+				return p.errf(p.at, "version %s is not supported: this toolgate reads versions %d and %d (regenerate with `toolgate pin --update`)", describe(tok), versionDigestsOnly, Version)
+			}
+			if sawSurfaces {
+				return p.errf(at, "\"version\" must come before \"surfaces\" (regenerate with `toolgate pin --update`)")
 			}
 			sawVersion = true
 			return nil
 		case "surfaces":
+			if !sawVersion {
+				return p.errf(at, "no \"version\" before \"surfaces\": not a toolgate lock file (regenerate with `toolgate pin --update`)")
+			}
+			sawSurfaces = true
 			return p.surfaces(l)
 		}
 		return p.errf(at, "unknown key %q (expected version, surfaces)", key)
@@ -300,18 +388,88 @@ func (p *parser) surfaces(l *Lock) error {
 			if tool == "" || len(tool) > maxToolName || strings.ContainsFunc(tool, unicode.IsControl) {
 				return p.errf(at, "tool name %q in %s: 1 to %d printable characters", tool, what, maxToolName)
 			}
-			tok, err := p.token()
-			if err != nil {
-				return err
+			if l.Format == versionDigestsOnly {
+				d, err := p.digest(what, tool)
+				if err != nil {
+					return err
+				}
+				tools[tool] = d
+				return nil
 			}
-			s, ok := tok.(string)
-			if !ok || !Digest(s).Valid() {
-				return p.errf(p.at, "%s tool %q: want a digest \"sha256:<64 lowercase hex>\", found %s", what, tool, describe(tok))
-			}
-			tools[tool] = Digest(s)
-			return nil
+			return p.entry(l, surface, tool)
 		})
 	})
+}
+
+// digest reads one digest string.
+func (p *parser) digest(what, tool string) (Digest, error) {
+	tok, err := p.token()
+	if err != nil {
+		return "", err
+	}
+	s, ok := tok.(string)
+	if !ok || !Digest(s).Valid() {
+		return "", p.errf(p.at, "%s tool %q: want a digest \"sha256:<64 lowercase hex>\", found %s", what, tool, describe(tok))
+	}
+	return Digest(s), nil
+}
+
+// entry reads one version 2 tool: {"digest": …, "definition": {…}}. The
+// definition must be the named tool's, in canonical form as far as its
+// digest goes: its digest is computed again and must be the recorded one,
+// so a definition edited by hand (or a digest) is refused, never trusted.
+func (p *parser) entry(l *Lock, surface, tool string) error {
+	what := fmt.Sprintf("surface %q tool %q", surface, tool)
+	if err := p.open(what); err != nil {
+		return err
+	}
+	var dg Digest
+	var def json.RawMessage
+	var defAt int64
+	open := p.at
+	err := p.members(what, func(key string, at int64) error {
+		switch key {
+		case "digest":
+			d, err := p.digest(fmt.Sprintf("surface %q", surface), tool)
+			dg = d
+			return err
+		case "definition":
+			defAt = p.dec.InputOffset()
+			for defAt < int64(len(p.src)) && strings.ContainsRune(" \t\r\n:", rune(p.src[defAt])) {
+				defAt++
+			}
+			if err := p.dec.Decode(&def); err != nil {
+				return p.errf(defAt, "%s: definition: %v", what, err)
+			}
+			return nil
+		}
+		return p.errf(at, "unknown key %q in %s (expected digest, definition)", key, what)
+	})
+	if err != nil {
+		return err
+	}
+	if dg == "" {
+		return p.errf(open, "%s has no \"digest\" (regenerate with `toolgate pin --update`)", what)
+	}
+	l.Surfaces[surface][tool] = dg
+	if def == nil {
+		return nil
+	}
+	canon, name, err := CanonicalDefinition(def)
+	if err != nil {
+		return p.errf(defAt, "%s: %v", what, err)
+	}
+	if name != tool {
+		return p.errf(defAt, "%s: the definition is named %q; the lock and its definitions must agree (regenerate with `toolgate pin --update`)", what, name)
+	}
+	if digestOf(canon) != dg {
+		return p.errf(defAt, "%s: the definition does not have the recorded digest %s (edited by hand?); review it and run `toolgate pin --update`", what, dg)
+	}
+	if l.Definitions[surface] == nil {
+		l.Definitions[surface] = map[string]json.RawMessage{}
+	}
+	l.Definitions[surface][tool] = canon
+	return nil
 }
 
 // describe names a token's JSON type for an error message.

@@ -10,10 +10,23 @@ import (
 
 func d(c byte) Digest { return Digest("sha256:" + strings.Repeat(string(c), 64)) }
 
-func sampleLock() *Lock {
+// tool pins one definition written as JSON.
+func tool(t testing.TB, def string) Tool {
+	t.Helper()
+	p, err := DigestTool([]byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func sampleLock(t testing.TB) *Lock {
 	l := New()
-	l.SetSurface("mcpsrv_neotoma", []Tool{{"store", d('a')}, {"retrieve_entities", d('b')}})
-	l.SetSurface("json-tools", []Tool{{"query", d('c')}, {"edit-in-place", d('d')}, {"keys", d('e')}})
+	l.SetSurface("mcpsrv_neotoma", []Tool{
+		tool(t, `{"name":"store","description":"Stores an entity.","inputSchema":{"type":"object","properties":{"entity_type":{"type":"string","maxLength":64}},"required":["entity_type"]},"annotations":{"readOnlyHint":false}}`),
+		tool(t, `{"name":"retrieve_entities","title":"Retrieve","description":"Reads entities.","inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"ignored":1}}`),
+	})
+	l.SetSurface("json-tools", []Tool{{"query", d('c'), nil}, {"edit-in-place", d('d'), nil}, {"keys", d('e'), nil}})
 	l.SetSurface("empty", nil)
 	return l
 }
@@ -22,7 +35,7 @@ func sampleLock() *Lock {
 // reads back to the same pins.
 func TestLockGolden(t *testing.T) {
 	t.Parallel()
-	l := sampleLock()
+	l := sampleLock(t)
 	golden(t, "toolgate.lock.golden", l.Marshal())
 	back, err := Parse("toolgate.lock", l.Marshal())
 	if err != nil {
@@ -44,7 +57,7 @@ func TestWriteAtomic(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(path, sampleLock()); err != nil {
+	if err := Write(path, sampleLock(t)); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Read(path)
@@ -84,7 +97,16 @@ func TestParseHostile(t *testing.T) {
 		{"duplicate version", `{"version":1,"version":1,"surfaces":{}}`, `duplicate key "version"`},
 		{"unknown key", `{"version":1,"surfaces":{},"comment":"x"}`, `x.lock:1:28: unknown key "comment"`},
 		{"no version", `{"surfaces":{}}`, `no "version"`},
-		{"future version", `{"version":2,"surfaces":{}}`, "version the number 2 is not supported"},
+		{"future version", `{"version":3,"surfaces":{}}`, "version the number 3 is not supported"},
+		{"surfaces before version", `{"surfaces":{},"version":2}`, `no "version" before "surfaces"`},
+		{"v2 digest a string", `{"version":2,"surfaces":{"s":{"t":"` + a + `"}}}`, `surface "s" tool "t" must be an object`},
+		{"v2 no digest", `{"version":2,"surfaces":{"s":{"t":{}}}}`, `surface "s" tool "t" has no "digest"`},
+		{"v2 unknown key", `{"version":2,"surfaces":{"s":{"t":{"digest":"` + a + `","note":1}}}}`, `unknown key "note" in surface "s" tool "t"`},
+		{"v2 definition not the digest's", "{\"version\":2,\"surfaces\":{\"s\":{\"t\":{\"digest\":\"" + a + "\",\n\"definition\": {\"name\":\"t\"}}}}}", `x.lock:2:15: surface "s" tool "t": the definition does not have the recorded digest`},
+		{"v2 definition of another tool", `{"version":2,"surfaces":{"s":{"t":{"digest":"` + a + `","definition":{"name":"u"}}}}}`, `the definition is named "u"`},
+		{"v2 definition duplicate key", `{"version":2,"surfaces":{"s":{"t":{"digest":"` + a + `","definition":{"name":"t","name":"t"}}}}}`, `surface "s" tool "t": tool definition:`},
+		{"v2 definition not an object", `{"version":2,"surfaces":{"s":{"t":{"digest":"` + a + `","definition":[1]}}}}`, `tool definition:`},
+		{"v2 definition truncated", `{"version":2,"surfaces":{"s":{"t":{"digest":"` + a + `","definition":{"name":`, `definition:`},
 		{"version a string", `{"version":"1","surfaces":{}}`, `version the string "1" is not supported`},
 		{"surfaces an array", `{"version":1,"surfaces":[]}`, `"surfaces" must be an object, found an array`},
 		{"tools a string", `{"version":1,"surfaces":{"s":"x"}}`, `surface "s" must be an object`},
@@ -122,5 +144,52 @@ func TestReadHuge(t *testing.T) {
 	}
 	if _, err := Read(path); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestReadVersion1: a lock written by an older toolgate (digests only) is
+// still read — its pins hold — but records no definitions; written again
+// it becomes the current version.
+func TestReadVersion1(t *testing.T) {
+	t.Parallel()
+	a := string(d('a'))
+	l, err := Parse("old.lock", []byte(`{"version":1,"surfaces":{"s":{"t":"`+a+`"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := l.Pinned("s", "t"); got != d('a') || l.Format != 1 {
+		t.Fatalf("pinned %q, format %d", got, l.Format)
+	}
+	if _, ok := l.Definition("s", "t"); ok {
+		t.Fatal("a version 1 lock has definitions")
+	}
+	if _, ok := l.SurfaceDefinitions("s"); ok {
+		t.Fatal("SurfaceDefinitions of a version 1 surface")
+	}
+	back, err := Parse("new.lock", l.Marshal())
+	if err != nil || back.Format != Version {
+		t.Fatalf("rewritten: %v format %d\n%s", err, back.Format, l.Marshal())
+	}
+}
+
+// TestDefinitionsRoundTrip: each definition is read back byte for byte
+// (canonical), and SurfaceDefinitions lists them sorted.
+func TestDefinitionsRoundTrip(t *testing.T) {
+	t.Parallel()
+	l := sampleLock(t)
+	back, err := Parse("toolgate.lock", l.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, ok := back.SurfaceDefinitions("mcpsrv_neotoma")
+	if !ok || len(defs) != 2 || !strings.Contains(string(defs[0]), `"name":"retrieve_entities"`) || strings.Contains(string(defs[0]), "_meta") {
+		t.Fatalf("%v %s", ok, defs)
+	}
+	want, _ := l.Definition("mcpsrv_neotoma", "store")
+	if got, _ := back.Definition("mcpsrv_neotoma", "store"); string(got) != string(want) {
+		t.Fatalf("store: %s, want %s", got, want)
+	}
+	if _, ok := back.SurfaceDefinitions("json-tools"); ok {
+		t.Fatal("a surface pinned without definitions reports them")
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 const approvalCols = `id, agent, action, args_sha256, revision, arguments, argv, tier, reason, payload,
-	state, created, expires, decided_by, decided_at, deny_reason, reported`
+	state, created, expires, decided_by, decided_at, deny_reason, reported, generation, definition`
 
 // keepFinished is how long ended approval requests stay queryable by id.
 const keepFinished = time.Hour
@@ -23,7 +23,7 @@ func scanApproval(sc rowScanner) (approvals.Request, bool, error) {
 	var created, expires, decidedAt int64
 	var reported int
 	err := sc.Scan(&r.ID, &r.Agent, &r.Action, &r.ArgsSHA256, &r.Revision, &args, &argv, &r.Tier, &r.Reason, &payload,
-		&st, &created, &expires, &r.DecidedBy, &decidedAt, &r.DenyReason, &reported)
+		&st, &created, &expires, &r.DecidedBy, &decidedAt, &r.DenyReason, &reported, &r.Generation, &r.Definition)
 	if err != nil {
 		return r, false, err
 	}
@@ -42,9 +42,9 @@ func (s *sqlStore) insertApproval(ctx context.Context, tx *sql.Tx, r approvals.R
 		args = "null"
 	}
 	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO approvals (`+approvalCols+`, kind)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`),
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`),
 		r.ID, r.Agent, r.Action, r.ArgsSHA256, r.Revision, args, jsonText(r.Argv), r.Tier, r.Reason, jsonText(r.Payload),
-		string(r.State), ns(r.Created), ns(r.Expires), r.DecidedBy, ns(r.DecidedAt), r.DenyReason, kind)
+		string(r.State), ns(r.Created), ns(r.Expires), r.DecidedBy, ns(r.DecidedAt), r.DenyReason, r.Generation, r.Definition, kind)
 	if err != nil {
 		return s.wrap("insert approval request", err)
 	}
@@ -77,8 +77,8 @@ func (s *sqlStore) AcquireApproval(ctx context.Context, a approvals.Acquire) (ap
 		res = approvals.Acquired{}
 		k := a.Key
 		cur, reported, err := scanApproval(tx.QueryRowContext(ctx, s.q(`SELECT `+approvalCols+` FROM approvals
-			WHERE agent = ? AND action = ? AND args_sha256 = ? AND revision = ? AND kind = 'request'
-			ORDER BY created DESC, id DESC LIMIT 1`), k.Agent, k.Action, k.ArgsSHA256, k.Revision))
+			WHERE agent = ? AND action = ? AND args_sha256 = ? AND revision = ? AND generation = ? AND definition = ? AND kind = 'request'
+			ORDER BY created DESC, id DESC LIMIT 1`), k.Agent, k.Action, k.ArgsSHA256, k.Revision, k.Generation, k.Definition))
 		found := err == nil
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return false, s.wrap("read approval request", err)
@@ -135,6 +135,7 @@ func (s *sqlStore) AcquireApproval(ctx context.Context, a approvals.Acquire) (ap
 		}
 		r := approvals.Request{
 			ID: a.NewID, Agent: k.Agent, Action: k.Action, ArgsSHA256: k.ArgsSHA256, Revision: k.Revision,
+			Generation: k.Generation, Definition: k.Definition,
 			Arguments: a.Info.Arguments, Argv: a.Info.Argv, Tier: a.Info.Tier, Reason: a.Info.Reason, Payload: a.Info.Payload,
 			State: approvals.Pending, Created: a.Now.UTC(), Expires: a.Now.Add(a.TTL).UTC(),
 		}

@@ -30,6 +30,7 @@ var migrations = []migration{
 	{version: 1, what: "approvals, tasks and jobs", sqlite: commonSchema, postgres: commonSchema},
 	{version: 2, what: "the audit chain (on PostgreSQL; the embedded store's audit is a JSONL file)", postgres: auditSchema},
 	{version: 3, what: "the deployment's shared secrets", sqlite: secretsSchema, postgres: secretsSchema},
+	{version: 4, what: "revision generations, bound by approvals and tasks", sqlite: generationSchema, postgres: generationSchema},
 }
 
 // latestSchema is the version the last step of migrations brings a
@@ -68,6 +69,17 @@ var commonSchema = []string{
 // MCP requestState), created on first use by whichever process needs one.
 var secretsSchema = []string{
 	`CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+}
+
+// generationSchema numbers the workspace revisions a deployment has had in
+// force (revisions.go) and binds approvals (with the tool definition's
+// digest) and tasks to that number. Rows made before it are generation 0,
+// which no revision in force ever has, so they never run again.
+var generationSchema = []string{
+	`CREATE TABLE IF NOT EXISTS revisions (generation BIGINT PRIMARY KEY, revision TEXT NOT NULL, recorded BIGINT NOT NULL)`,
+	`ALTER TABLE approvals ADD COLUMN generation BIGINT NOT NULL DEFAULT 0`,
+	`ALTER TABLE approvals ADD COLUMN definition TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE tasks ADD COLUMN generation BIGINT NOT NULL DEFAULT 0`,
 }
 
 // auditSchema is the PostgreSQL audit chain: one head row, locked by each

@@ -65,11 +65,15 @@ func TestMigrateForward(t *testing.T) {
 	}{
 		// Before the numbering was shared, the embedded store recorded its
 		// secrets table as version 2.
-		{name: "embedded, old numbering (secrets as 2)", keep: []int{1, 2}},
-		{name: "embedded at 1", keep: []int{1}, drop: []string{"secrets"}},
-		{name: "postgres at 2", postgres: true, keep: []int{1, 2}, drop: []string{"secrets"}},
-		{name: "postgres at 1", postgres: true, keep: []int{1}, drop: []string{"secrets", "audit_events", "audit_head"}},
+		{name: "embedded, old numbering (secrets as 2)", keep: []int{1, 2}, drop: []string{"revisions"}},
+		{name: "embedded at 1", keep: []int{1}, drop: []string{"secrets", "revisions"}},
+		{name: "embedded at 3", keep: []int{1, 2, 3}, drop: []string{"revisions"}},
+		{name: "postgres at 3", postgres: true, keep: []int{1, 2, 3}, drop: []string{"revisions"}},
+		{name: "postgres at 2", postgres: true, keep: []int{1, 2}, drop: []string{"secrets", "revisions"}},
+		{name: "postgres at 1", postgres: true, keep: []int{1}, drop: []string{"secrets", "audit_events", "audit_head", "revisions"}},
 	}
+	// Every case predates step 4, which also added these columns.
+	step4Columns := []string{"approvals.generation", "approvals.definition", "tasks.generation"}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -87,6 +91,12 @@ func TestMigrateForward(t *testing.T) {
 			db := dbOf(s)
 			for _, table := range tc.drop {
 				if _, err := db.ExecContext(ctx, "DROP TABLE "+table); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, col := range step4Columns {
+				table, column, _ := strings.Cut(col, ".")
+				if _, err := db.ExecContext(ctx, "ALTER TABLE "+table+" DROP COLUMN "+column); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -34,6 +34,12 @@ type Store interface {
 	// path for the embedded store, the chain in the database (path
 	// ignored) for PostgreSQL.
 	OpenAudit(path string, opts audit.Options) (audit.Sink, error)
+	// RecordRevision returns the generation of the workspace revision
+	// (its content hash) a process now has in force: the newest
+	// generation's number if it is that revision, else the next number,
+	// recorded. Generations only grow, so approvals and tasks bound to one
+	// are never revived by a file that returns to older content.
+	RecordRevision(ctx context.Context, revision string) (int64, error)
 	// Secret returns the deployment's 32-byte secret called name, created
 	// at random on first use: every process of the deployment gets the
 	// same bytes (the key that seals the MCP requestState toolgate issues).
@@ -75,6 +81,8 @@ type Task struct {
 	Action     string `json:"action"`
 	ArgsSHA256 string `json:"args_sha256"`
 	Revision   string `json:"revision"`
+	// Generation is the revision's generation (Store.RecordRevision).
+	Generation int64 `json:"generation"`
 	// ApprovalID is the approval the held call waits on, if any.
 	ApprovalID string `json:"approval_id,omitempty"`
 	// DownstreamServer and DownstreamTask route a proxied task.

@@ -12,7 +12,7 @@ import (
 )
 
 const taskCols = `id, agent, surface, action, args_sha256, revision, approval_id, downstream_server, downstream_task,
-	status, result, status_message, created, updated, expires`
+	status, result, status_message, created, updated, expires, generation`
 
 func scanTask(sc rowScanner) (Task, error) {
 	var t Task
@@ -20,7 +20,7 @@ func scanTask(sc rowScanner) (Task, error) {
 	var result sql.NullString
 	var created, updated, expires int64
 	err := sc.Scan(&t.ID, &t.Agent, &t.Surface, &t.Action, &t.ArgsSHA256, &t.Revision, &t.ApprovalID, &t.DownstreamServer, &t.DownstreamTask,
-		&st, &result, &t.StatusMessage, &created, &updated, &expires)
+		&st, &result, &t.StatusMessage, &created, &updated, &expires, &t.Generation)
 	if err != nil {
 		return t, err
 	}
@@ -70,9 +70,9 @@ func (s *sqlStore) CreateTask(ctx context.Context, t Task, ttl time.Duration) (T
 	now := time.Now().UTC()
 	t.ID, t.Created, t.Updated, t.Expires = id, now, now, now.Add(ttl)
 	err = s.inTx(ctx, topicTasks, "", func(tx *sql.Tx) (bool, error) {
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO tasks (`+taskCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO tasks (`+taskCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			t.ID, t.Agent, t.Surface, t.Action, t.ArgsSHA256, t.Revision, t.ApprovalID, t.DownstreamServer, t.DownstreamTask,
-			string(t.Status), nullJSON(t.Result), t.StatusMessage, ns(t.Created), ns(t.Updated), ns(t.Expires))
+			string(t.Status), nullJSON(t.Result), t.StatusMessage, ns(t.Created), ns(t.Updated), ns(t.Expires), t.Generation)
 		if err != nil {
 			return false, s.wrap("create task", err)
 		}

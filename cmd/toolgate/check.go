@@ -23,7 +23,7 @@ func runCheck(ctx context.Context, c *cli, args []string) int {
 	fs := c.flagSet("check", "check [-w FILE] [--format text|json] [--offline]")
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	format := fs.String("format", "text", "output format: text or json")
-	offline := fs.Bool("offline", false, "with a toolgate.lock, do not contact the MCP servers to compare their tools with their pins")
+	offline := fs.Bool("offline", false, "contact no server: take the proxied servers' tools from toolgate.lock")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -41,12 +41,30 @@ func runCheck(ctx context.Context, c *cli, args []string) int {
 		printLoadError(c, err)
 		return exitFail
 	}
-	sum := policy.Summary()
+	d, err := c.newDecider(ctx, ws, policy, *offline)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate check: %v\n", err)
+		return exitFail
+	}
+	d.warnUnlisted(c, "check")
+	if errs := grantcheck.CheckServerNames(ws, d.lockedNames()); len(errs) > 0 {
+		printLoadError(c, errs.Err())
+		return exitFail
+	}
+	sum := d.summary()
 	warnings := packs.CredentialProgramWarnings(ws)
 	if w, ok := unsignedAuditWarning(ws); ok {
 		warnings = append(warnings, w)
 	}
-	pins, err := c.checkPins(ctx, ws, !*offline)
+	warnings = append(warnings, d.nameWarnings()...)
+	warnings = append(warnings, wildcardWriteWarnings(ws, sum)...)
+	// The pins are compared with what the decider listed: each server is
+	// contacted once.
+	lister := *c
+	lister.listServerTools = func(context.Context, *workspace.Workspace) (map[string][]pin.Tool, map[string]error) {
+		return d.tools, d.listErrs
+	}
+	pins, err := lister.checkPins(ctx, ws, !*offline)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "toolgate check: %v\n", err)
 		return exitFail
@@ -193,6 +211,9 @@ func printSummary(c *cli, ws *workspace.Workspace, sum grantcheck.Summary) {
 			if t.Decision == grantcheck.Deny {
 				why = denyWhy(t)
 			}
+			if len(t.ApprovedBy) > 0 {
+				why += "; " + strings.Join(t.ApprovedBy, ", ") + " of approvals.rules may approve it without a human"
+			}
 			fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", t.Tool, t.Effects, t.Tier, t.Decision, why)
 		}
 		for _, u := range a.Unenumerated {
@@ -203,6 +224,9 @@ func printSummary(c *cli, ws *workspace.Workspace, sum grantcheck.Summary) {
 }
 
 func denyWhy(t grantcheck.AgentTool) string {
+	if t.Refusal != "" {
+		return "granted by " + t.Grant + ", but " + t.Refusal
+	}
 	if len(t.MissingScopes) > 0 {
 		return "granted by " + t.Grant + ", but missing scopes: " + strings.Join(t.MissingScopes, ", ")
 	}

@@ -10,22 +10,27 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/workspace"
 )
 
 // runExplain decides one call without executing it and prints every
 // pipeline stage, so an operator can see why a call is allowed, needs
-// approval or is refused. The decision is the one the gateway would make,
-// except that `requires` are not checked and MCP tools are judged on what
-// the workspace declares (their schemas are only known from a live server).
-func runExplain(_ context.Context, c *cli, args []string) int {
-	fs := c.flagSet("explain", "explain [-w FILE] --agent ID --tool SURFACE:MEMBER [--args JSON] [--format text|json]")
+// approval or is refused. The decision is the gateway's own
+// (callpipe.Snapshot.Decide over the snapshot `serve` would build): the
+// proxied servers' tools as they list them now, or with --offline as
+// toolgate.lock records them. Only what an executor checks (a pack's
+// `requires`, the argv) is not.
+func runExplain(ctx context.Context, c *cli, args []string) int {
+	fs := c.flagSet("explain", "explain [-w FILE] --agent ID --tool SURFACE:MEMBER [--args JSON] [--offline] [--scopes A,B] [--format text|json]")
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	agentID := fs.String("agent", "", "the agent making the call (required)")
 	tool := fs.String("tool", "", "the tool, as SURFACE:MEMBER (tool:SURFACE:MEMBER and mcp__SURFACE__MEMBER work too) (required)")
 	argsJSON := fs.String("args", "{}", "the call's arguments, as a JSON object")
 	format := fs.String("format", "text", "output format: text or json")
+	scopes := fs.String("scopes", "", "decide as for an access token (JWT) granting these scopes, comma-separated: the agent may use only its declared scopes the token also grants (\"\" with the flag given: a token granting none)")
+	offline := fs.Bool("offline", false, "contact no server: take the proxied servers' tools from toolgate.lock")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -49,16 +54,31 @@ func runExplain(_ context.Context, c *cli, args []string) int {
 	if err != nil {
 		return usage("--args: %v", err)
 	}
-	ws, policy, ok := loadPolicy(c, c.workspacePath(*wsFlag))
+	d, ok := c.loadDecider(ctx, "explain", c.workspacePath(*wsFlag), *offline)
 	if !ok {
 		return exitFail
 	}
-	e := policy.Explain(*agentID, surface, member, callArgs)
+	ws := d.ws
+	e := d.snap.Explain(*agentID, surface, member, callArgs)
+	if fs.Changed("scopes") {
+		e = d.snap.ExplainWithToken(*agentID, surface, member, callArgs, splitScopes(*scopes))
+	}
 	if *format == "json" {
 		return writeExplainJSON(c, ws, *agentID, surface+":"+member, e)
 	}
 	writeExplainText(c.stdout, *agentID, surface+":"+member, e)
 	return exitOK
+}
+
+// splitScopes reads --scopes a,b (spaces allowed around each).
+func splitScopes(s string) []string {
+	var out []string
+	for _, sc := range strings.Split(s, ",") {
+		if sc = strings.TrimSpace(sc); sc != "" {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // loadPolicy loads and compiles a workspace, printing every problem as
@@ -121,14 +141,14 @@ func decodeCallArgs(s string) (map[string]any, error) {
 	return m, nil
 }
 
-func writeExplainText(w io.Writer, agentID, tool string, e grantcheck.Explanation) {
+func writeExplainText(w io.Writer, agentID, tool string, e callpipe.Explanation) {
 	fmt.Fprintf(w, "agent %s calls %s\n", agentID, tool)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for i, s := range e.Steps {
 		fmt.Fprintf(tw, "  %d %s\t%s\t%s\n", i+1, s.Stage, s.Status, s.Detail)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "decision: %s\nreason:   %s\n", e.Outcome, e.Reason)
+	fmt.Fprintf(w, "decision: %s\nreason:   %s\n", e.Final(), explainReason(e))
 	var facts []string
 	for _, f := range [][2]string{{"tier", string(e.Tier)}, {"effects", string(e.Effects)}, {"grant", e.Grant}} {
 		if f[1] != "" {
@@ -143,6 +163,15 @@ func writeExplainText(w io.Writer, agentID, tool string, e grantcheck.Explanatio
 	}
 }
 
+// explainReason is the reason of the decision, with the rule that
+// approves it as the gateway's audit records it.
+func explainReason(e callpipe.Explanation) string {
+	if e.ApprovedBy != "" {
+		return e.Reason + "; approved by " + e.ApprovedBy
+	}
+	return e.Reason
+}
+
 // explainJSON is the --format json output; every field is always present.
 type explainJSON struct {
 	Workspace     string             `json:"workspace"`
@@ -155,14 +184,15 @@ type explainJSON struct {
 	Tier          workspace.Tier     `json:"tier"`
 	Effects       workspace.Effect   `json:"effects"`
 	Grant         string             `json:"grant"`
+	ApprovedBy    string             `json:"approved_by"`
 	MissingScopes []string           `json:"missing_scopes"`
 	Steps         []grantcheck.Step  `json:"steps"`
 }
 
-func writeExplainJSON(c *cli, ws *workspace.Workspace, agentID, tool string, e grantcheck.Explanation) int {
+func writeExplainJSON(c *cli, ws *workspace.Workspace, agentID, tool string, e callpipe.Explanation) int {
 	out := explainJSON{Workspace: ws.Path, Revision: ws.Revision, Agent: agentID, Tool: tool,
-		Decision: e.Outcome, Reason: e.Reason, Stage: e.Stage, Tier: e.Tier, Effects: e.Effects,
-		Grant: e.Grant, MissingScopes: e.MissingScopes, Steps: e.Steps}
+		Decision: e.Final(), Reason: explainReason(e), Stage: e.Stage, Tier: e.Tier, Effects: e.Effects,
+		Grant: e.Grant, ApprovedBy: e.ApprovedBy, MissingScopes: e.MissingScopes, Steps: e.Steps}
 	if out.MissingScopes == nil {
 		out.MissingScopes = []string{}
 	}

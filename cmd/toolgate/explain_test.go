@@ -41,8 +41,8 @@ func TestExplainText(t *testing.T) {
 	}{
 		{"allow", []string{"--agent", "reader", "--tool", "json-tools:query", "--args", `{"filter":".","file":"a.json"}`}, []string{
 			"agent reader calls json-tools:query",
-			"1 identity     pass", "2 grant        pass  granted by pack:json-tools, which covers the pack's read commands; query is a read",
-			"6 tier         pass  cautious tier: read allowed → allow",
+			"1 identity     pass", "2 grant        pass     granted by pack:json-tools, which covers the pack's read commands; query is a read",
+			"6 tier         pass     cautious tier: read allowed → allow", "7 pin          pass     no toolgate.lock", "8 approval     skipped",
 			"decision: allow", "tier: cautious   effects: read   grant: pack:json-tools",
 		}},
 		{"deny not granted", []string{"--agent", "reader", "--tool", "tool:json-tools:edit-in-place", "--args", `{"filter":".","file":"a.json"}`}, []string{
@@ -94,12 +94,12 @@ func TestExplainJSON(t *testing.T) {
 		t.Errorf("missing_scopes = %#v, want []", got["missing_scopes"])
 	}
 	steps, _ := got["steps"].([]any)
-	if len(steps) != 6 {
+	if len(steps) != 8 {
 		t.Fatalf("steps = %v", got["steps"])
 	}
-	last := steps[5].(map[string]any)
-	if last["stage"] != "tier" || last["status"] != "fail" {
-		t.Errorf("last step %v", last)
+	tier := steps[5].(map[string]any)
+	if tier["stage"] != "tier" || tier["status"] != "fail" || steps[6].(map[string]any)["status"] != "skipped" {
+		t.Errorf("steps %v", steps)
 	}
 }
 

@@ -169,7 +169,7 @@ func propose(server string, listed []json.RawMessage) ([]proposal, error) {
 	out := make([]proposal, 0, len(listed))
 	seen := map[string]bool{}
 	for i, raw := range listed {
-		t, ok := gateway.ToolInfoOf(raw)
+		t, ok := grantcheck.ParseToolInfo(raw)
 		switch {
 		case !ok:
 			return nil, fmt.Errorf("server %q lists a tool (#%d) that is not a tool definition (no name, or annotations of the wrong type); toolgate cannot serve it", server, i)

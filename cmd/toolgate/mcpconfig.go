@@ -11,12 +11,12 @@ import (
 )
 
 func runMCPConfig(ctx context.Context, c *cli, args []string) int {
-	fs := c.flagSet("mcp-config", "mcp-config [-w FILE] --agent ID --harness claude|codex|cursor|gemini|vscode|opencode [--mode stdio|http] [--allowed-tools | --settings]")
+	fs := c.flagSet("mcp-config", "mcp-config [-w FILE] --agent ID --harness claude|codex|cursor|gemini|vscode|opencode|qwen|copilot|cline|crush [--mode stdio|http] [--allowed-tools | --settings]")
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	agent := fs.String("agent", "", "the agent the harness runs as (required)")
-	harnessFlag := fs.String("harness", "", "the harness: claude, codex, cursor, gemini, vscode or opencode (required)")
+	harnessFlag := fs.String("harness", "", "the harness: claude, codex, cursor, gemini, vscode, opencode, qwen, copilot, cline or crush (required)")
 	mode := fs.String("mode", "stdio", "stdio: the harness launches toolgate serve --stdio per surface; http: it connects to the daemon with the agent's token")
-	allowed := fs.Bool("allowed-tools", false, "claude only: print just the --allowed-tools value derived from the grant, comma-separated")
+	allowed := fs.Bool("allowed-tools", false, "claude: print just the --allowed-tools value derived from the grant, comma-separated; copilot: the --allow-tool values, one per line")
 	settings := fs.Bool("settings", false, "claude only: print a settings.json whose permissions.allow is the derived allowlist")
 	command := fs.String("toolgate", "", "the toolgate executable stdio entries launch (default: this executable)")
 	baseURL := fs.String("url", "", "http mode: the daemon's base URL (default http://<gateway.listen>)")
@@ -34,7 +34,7 @@ func runMCPConfig(ctx context.Context, c *cli, args []string) int {
 	case *agent == "":
 		return fail("--agent ID is required: the config is for one agent's identity")
 	case *harnessFlag == "":
-		return fail("--harness is required: claude, codex, cursor, gemini, vscode or opencode")
+		return fail("--harness is required: claude, codex, cursor, gemini, vscode, opencode, qwen, copilot, cline or crush")
 	case *allowed && *settings:
 		return fail("--allowed-tools and --settings print different things; pick one")
 	}
@@ -42,8 +42,11 @@ func runMCPConfig(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	if (*allowed || *settings) && h != harness.Claude {
-		return fail("--allowed-tools and --settings are Claude Code's allowlist; for %s the allowlist is part of the config itself", h)
+	switch {
+	case *allowed && h != harness.Claude && h != harness.Copilot:
+		return fail("--allowed-tools prints Claude Code's --allowed-tools or Copilot CLI's --allow-tool values; for %s the allowlist is part of the config itself", h)
+	case *settings && h != harness.Claude:
+		return fail("--settings is Claude Code's allowlist; for %s the allowlist is part of the config itself", h)
 	}
 	m := harness.Mode(*mode)
 	if m != harness.ModeStdio && m != harness.ModeHTTP {
@@ -54,6 +57,15 @@ func runMCPConfig(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		printLoadError(c, err)
 		return exitFail
+	}
+	if *allowed && h == harness.Copilot {
+		list, err := harness.CopilotAllowTools(policy, *agent)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "toolgate mcp-config: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintln(c.stdout, strings.Join(list, "\n"))
+		return exitOK
 	}
 	if *allowed || *settings {
 		list, err := harness.AllowedTools(policy, *agent)

@@ -33,13 +33,15 @@ func (c *cli) liveServerLister(ctx context.Context, ws *workspace.Workspace) (ma
 	return out, errs
 }
 
-// pinsOf pins each tool of one server's listing.
+// pinsOf pins each tool of one server's listing. A tool that cannot be
+// pinned keeps its definition as listed (so a decision without a lock sees
+// it as the gateway does) and has no digest (so no lock records it).
 func pinsOf(list []json.RawMessage) []pin.Tool {
 	tools := make([]pin.Tool, 0, len(list))
 	for i, raw := range list {
 		t, err := pin.DigestTool(raw)
 		if err != nil {
-			t.Digest = ""
+			t.Digest, t.Definition = "", raw
 			if t.Name == "" {
 				t.Name = fmt.Sprintf("#%d", i)
 			}
@@ -103,13 +105,19 @@ func (c *cli) comparePins(ctx context.Context, ws *workspace.Workspace, old *pin
 			continue
 		}
 		var keep []pin.Tool
+		byName := make(map[string]pin.Tool, len(live[s]))
+		for _, t := range live[s] {
+			byName[t.Name] = t
+		}
 		for _, r := range old.Compare(s, live[s]) {
-			rep.Results = append(rep.Results, pinResult{s, r.Tool, string(r.Status), string(r.Pinned), string(r.Live)})
+			res := pinResult{Surface: s, Tool: r.Tool, Status: string(r.Status), Pinned: string(r.Pinned), Live: string(r.Live)}
 			if r.Status != pin.StatusPinned {
 				clean = false
+				res.Changes = definitionChanges(old, s, r, byName[r.Tool])
 			}
+			rep.Results = append(rep.Results, res)
 			if r.Status != pin.StatusGone && r.Status != pin.StatusInvalid {
-				keep = append(keep, pin.Tool{Name: r.Tool, Digest: r.Live})
+				keep = append(keep, byName[r.Tool])
 			}
 		}
 		next.SetSurface(s, keep)
@@ -122,6 +130,28 @@ func (c *cli) comparePins(ctx context.Context, ws *workspace.Workspace, old *pin
 	}
 	slices.Sort(rep.Removed)
 	return rep, next, clean, nil
+}
+
+// definitionChanges is the field-level difference between the pinned and
+// the live definition of one tool that is not pinned as it is; nil when
+// either side is unknown (an unpinnable definition, a lock of version 1
+// that recorded no definition: then only the digests are shown).
+func definitionChanges(old *pin.Lock, surface string, r pin.Result, live pin.Tool) []pin.Change {
+	pinned, known := old.Definition(surface, r.Tool)
+	switch r.Status {
+	case pin.StatusChanged:
+		if !known || live.Definition == nil {
+			return nil
+		}
+		return pin.Diff(pinned, live.Definition)
+	case pin.StatusNew:
+		return pin.Diff(nil, live.Definition)
+	case pin.StatusGone:
+		if known {
+			return pin.Diff(pinned, nil)
+		}
+	}
+	return nil
 }
 
 // pinReport is `pin --format json`.
@@ -139,14 +169,17 @@ type pinResult struct {
 	Status  string `json:"status"`
 	Pinned  string `json:"pinned,omitempty"`
 	Live    string `json:"live,omitempty"`
+	// Changes are the fields that differ from the pinned definition.
+	Changes []pin.Change `json:"changes,omitempty"`
 }
 
-const pinUsage = "pin [-w FILE] [--update] [--format text|json]"
+const pinUsage = "pin [-w FILE] [--update | --diff] [--format text|json]"
 
 func runPin(ctx context.Context, c *cli, args []string) int {
 	fs := c.flagSet("pin", pinUsage)
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	update := fs.Bool("update", false, "record the live definitions as reviewed: rewrite toolgate.lock")
+	diffOnly := fs.Bool("diff", false, "print what differs from toolgate.lock, field by field, and write nothing (exit 1 when anything differs)")
 	format := fs.String("format", "text", "output format: text or json")
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -157,6 +190,10 @@ func runPin(ctx context.Context, c *cli, args []string) int {
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(c.stderr, "toolgate pin: --format %q: use text or json\n", *format)
+		return exitUsage
+	}
+	if *update && *diffOnly {
+		fmt.Fprintf(c.stderr, "toolgate pin: --diff writes nothing and --update rewrites the lock; give one of them\n")
 		return exitUsage
 	}
 	ws, err := workspace.Load(c.workspacePath(*wsFlag))
@@ -181,7 +218,7 @@ func runPin(ctx context.Context, c *cli, args []string) int {
 		return exitFail
 	}
 
-	if first || *update {
+	if (first || *update) && !*diffOnly {
 		if err := pin.Write(lockPath, next); err != nil {
 			fmt.Fprintf(c.stderr, "toolgate pin: %v\n", err)
 			return exitFail
@@ -204,7 +241,10 @@ func runPin(ctx context.Context, c *cli, args []string) int {
 		}
 		return code
 	}
-	printPinReport(c, rep, first, code)
+	printPinReport(c, rep, first && !*diffOnly, code)
+	if !first && old.Format < pin.Version && !rep.Written {
+		fmt.Fprintf(c.stdout, "%s records digests only (an older format): its pins hold, but `check`, `explain` and `policy test --offline` need the definitions; run `toolgate pin --update` to record them\n", lockPath)
+	}
 	return code
 }
 
@@ -217,12 +257,20 @@ func printPinReport(c *cli, rep pinReport, first bool, code int) {
 			continue
 		case pin.StatusChanged:
 			fmt.Fprintf(c.stdout, "  changed  %s:%s  %s -> %s\n", r.Surface, r.Tool, short(r.Pinned), short(r.Live))
+			if r.Changes == nil {
+				fmt.Fprintf(c.stdout, "             (the lock records no definition to compare with: it predates definitions; `toolgate pin --update` records them)\n")
+			}
 		case pin.StatusNew:
 			fmt.Fprintf(c.stdout, "  new      %s:%s  %s\n", r.Surface, r.Tool, short(r.Live))
 		case pin.StatusGone:
 			fmt.Fprintf(c.stdout, "  gone     %s:%s  (was %s)\n", r.Surface, r.Tool, short(r.Pinned))
 		case pin.StatusInvalid:
 			fmt.Fprintf(c.stdout, "  invalid  %s:%s  (its definition cannot be pinned: duplicate or case-variant keys, or listed twice)\n", r.Surface, r.Tool)
+		}
+		if !first {
+			for _, ch := range r.Changes {
+				fmt.Fprintf(c.stdout, "             %s\n", ch)
+			}
 		}
 	}
 	for _, s := range rep.Removed {

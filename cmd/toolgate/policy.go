@@ -19,7 +19,7 @@ import (
 // `test`, which checks golden decision cases so a grant change that alters
 // a decision fails CI instead of surprising an operator.
 func runPolicy(ctx context.Context, c *cli, args []string) int {
-	const usage = "Usage: toolgate policy test [-w FILE] [-v] CASES.yaml\n\nRuns golden decision cases against a workspace.\n"
+	const usage = "Usage: toolgate policy test [-w FILE] [-v] [--offline] CASES.yaml\n\nRuns golden decision cases against a workspace, decided as the gateway decides\n(--offline: the servers' tools from toolgate.lock, nothing contacted).\n"
 	if len(args) == 0 {
 		fmt.Fprint(c.stderr, usage)
 		return exitUsage
@@ -35,10 +35,11 @@ func runPolicy(ctx context.Context, c *cli, args []string) int {
 	return exitUsage
 }
 
-func runPolicyTest(_ context.Context, c *cli, args []string) int {
-	fs := c.flagSet("policy test", "policy test [-w FILE] [-v] CASES.yaml")
+func runPolicyTest(ctx context.Context, c *cli, args []string) int {
+	fs := c.flagSet("policy test", "policy test [-w FILE] [-v] [--offline] CASES.yaml")
 	wsFlag := fs.StringP("workspace", "w", "", "workspace file (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
 	verbose := fs.BoolP("verbose", "v", false, "also list the cases that pass")
+	offline := fs.Bool("offline", false, "contact no server: take the proxied servers' tools from toolgate.lock")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -51,13 +52,22 @@ func runPolicyTest(_ context.Context, c *cli, args []string) int {
 		printLoadError(c, err)
 		return exitFail
 	}
-	_, policy, ok := loadPolicy(c, c.workspacePath(*wsFlag))
+	dec, ok := c.loadDecider(ctx, "policy test", c.workspacePath(*wsFlag), *offline)
 	if !ok {
+		return exitFail
+	}
+	if errs := dec.checkCaseTools(cases); len(errs) > 0 {
+		printLoadError(c, errs.Err())
 		return exitFail
 	}
 	failed := 0
 	for _, pc := range cases {
-		d := policy.Decide(pc.Agent, pc.surface, pc.member, pc.Args)
+		v := dec.snap.Decide(pc.Agent, pc.surface, pc.member, pc.Args)
+		d := v.Decision
+		d.Outcome = v.Final()
+		if v.ApprovedBy != "" {
+			d.Reason += "; approved by " + v.ApprovedBy
+		}
 		if d.Outcome == pc.Expect && strings.Contains(d.Reason, pc.ReasonContains) {
 			if *verbose {
 				fmt.Fprintf(c.stdout, "ok    %s: %s\n", pc.Name, d.Outcome)
@@ -82,6 +92,38 @@ func runPolicyTest(_ context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
+// checkCaseTools refuses a case naming a tool that exists neither in a
+// pack nor in toolgate.lock, at the case's tool: with a did-you-mean; a
+// case about a typo would otherwise pass for the wrong reason. A case
+// that means it — expect: deny with reason_contains: unknown tool — is
+// kept. A server the lock does not pin is not checked (check warns of it).
+func (d *decider) checkCaseTools(cases []*policyCase) workspace.ErrorList {
+	var errs workspace.ErrorList
+	packsByID := map[string]*workspace.CommandPack{}
+	for _, p := range d.ws.CommandPacks {
+		packsByID[p.ID] = p
+	}
+	locked := d.lockedNames()
+	for _, pc := range cases {
+		var names []string
+		if p, ok := packsByID[pc.surface]; ok {
+			for _, c := range p.Commands {
+				names = append(names, c.ID)
+			}
+		} else if n, ok := locked[pc.surface]; ok {
+			names = n
+		} else {
+			continue
+		}
+		deliberate := pc.Expect == grantcheck.Deny && strings.Contains(pc.ReasonContains, "unknown tool")
+		if !slices.Contains(names, pc.member) && !deliberate {
+			errs = append(errs, workspace.Errorf(pc.toolPos, "case %q: tool %q: %q has no tool %q%s; name a tool that exists (pack commands, or the server's tools in toolgate.lock)",
+				pc.Name, pc.Tool, pc.surface, pc.member, grantcheck.Suggest(pc.member, names)))
+		}
+	}
+	return errs
+}
+
 // policyCase is one golden decision.
 type policyCase struct {
 	Name           string
@@ -91,7 +133,7 @@ type policyCase struct {
 	Expect         grantcheck.Outcome
 	ReasonContains string
 
-	pos             workspace.Pos
+	pos, toolPos    workspace.Pos
 	surface, member string
 }
 
@@ -155,7 +197,7 @@ func loadPolicyCases(path string) ([]*policyCase, error) {
 			case "agent":
 				pc.Agent = str()
 			case "tool":
-				pc.Tool = str()
+				pc.Tool, pc.toolPos = str(), at(v)
 				if pc.Tool != "" {
 					var err error
 					if pc.surface, pc.member, err = parseToolRef(pc.Tool); err != nil {

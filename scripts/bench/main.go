@@ -2,8 +2,12 @@
 // of an mcp-go server called directly and through toolgate (the built
 // binary, full decision and audit, fsync: always by default), for an HTTP
 // and a stdio downstream, in both client protocol eras, at concurrency 1
-// and 16, in interleaved rounds; a pack command through toolgate against
-// the same bare exec; and toolgate's memory with 1,000 idle sessions.
+// and 16, in interleaved rounds; with -baseline a second toolgate (the
+// "before") and with -tbxark TBXark/mcp-proxy (a Go proxy that decides
+// nothing and audits nothing) in the same rounds; pack commands (echo,
+// cat of a small file, a jq query) through toolgate against the same bare
+// exec; process start against a Go hello-world; and memory with 1,000
+// idle sessions.
 //
 // Per configuration it reports p50/p99 latency, calls/s, and CPU per call
 // of toolgate, of the downstream server and of the bench client (deltas
@@ -18,6 +22,7 @@
 //
 //	go run ./scripts/bench [-rounds 3] [-calls 1500] [-toolgate BIN] [-fsync always|never]
 //	                      [-eras 2025-11-25,2026-07-28] [-sessions 1000] [-pack-calls 300]
+//	                      [-baseline OLD_TOOLGATE] [-tbxark MCP_PROXY] [-starts 40]
 //	                      [-profile cpu.pprof]
 //
 // Without -toolgate it builds ./cmd/toolgate first. The era is chosen by
@@ -26,6 +31,11 @@
 // (server/discover, _meta on every request). With -profile, a separate
 // toolgate runs with TOOLGATE_CPUPROFILE set under c16 load on both
 // downstreams and writes its CPU profile there (go tool pprof -top BIN FILE).
+//
+// TBXark/mcp-proxy is not part of the project: build it from its public
+// source (go build in a checkout of github.com/TBXark/mcp-proxy) and pass
+// the binary. The baseline is a toolgate built from an older commit, in a
+// `git worktree` outside this repository.
 package main
 
 import (
@@ -53,6 +63,9 @@ func main() {
 	fsync := flag.String("fsync", "always", "gateway.audit.fsync of the bench workspace")
 	profile := flag.String("profile", "", "write a CPU profile of toolgate under load to this file")
 	baseline := flag.String("baseline", "", "a second toolgate binary (say, main's) measured in the same interleaved rounds, for before/after ratios")
+	tbxark := flag.String("tbxark", "", "a TBXark/mcp-proxy binary measured in the same rounds (an ungoverned proxy, for comparison)")
+	idleDetail := flag.Bool("idle-detail", false, "open toolgate's /metrics in the idle-session runs and report its goroutines, heap and stacks")
+	starts := flag.Int("starts", 40, "process starts per program for the start-time comparison (0: skip)")
 	var gateEnv envList
 	flag.Var(&gateEnv, "toolgate-env", "KEY=VALUE added to toolgate's environment (repeatable; e.g. GODEBUG, GOGC)")
 	flag.Parse()
@@ -94,19 +107,26 @@ func main() {
 	if *bin, err = filepath.Abs(*bin); err != nil {
 		fatalf("%v", err)
 	}
-	if *baseline != "" {
-		if *baseline, err = filepath.Abs(*baseline); err != nil {
-			fatalf("%v", err)
+	for _, p := range []*string{baseline, tbxark} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				fatalf("%v", err)
+			}
 		}
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 128 // every worker keeps its connection
-	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv, baseBin: *baseline}
+	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv, baseBin: *baseline, tbxBin: *tbxark, idleDetail: *idleDetail}
+	b.files = writeFiles(filepath.Join(tmp, "files"))
+	b.fsync1 = measureFsync(tmp, 200)
 	echo, url := startEchoHTTP(self)
 	defer func() { _ = echo.Process.Kill(); _ = echo.Wait() }()
 	b.echoURL, b.echoPID = url, echo.Process.Pid
 	if *rounds > 0 {
 		b.run(strings.Split(*eras, ","), *rounds)
+	}
+	if *starts > 0 {
+		b.starts(*starts)
 	}
 	if *sessions > 0 {
 		b.idle(*sessions)
@@ -132,6 +152,16 @@ type bench struct {
 	baseBin  string
 	baseGate *gate
 	baseRSS  int64
+	// tbxBin, when set, is TBXark/mcp-proxy, measured beside bin (tbxGate).
+	tbxBin  string
+	tbxGate *gate
+	tbxRSS  int64
+	// files holds the inputs of the pack commands (cat, jq).
+	files string
+	// idleDetail opens /metrics (metricsOpen) for the idle-session runs.
+	idleDetail, metricsOpen bool
+	// fsync1 is one fsync of the audit's disk (p50; measureFsync).
+	fsync1 time.Duration
 }
 
 // configs of one era, in the order they are measured and printed.
@@ -142,10 +172,12 @@ const (
 	gateStdio
 	baseHTTP  // the baseline toolgate (-baseline), when given
 	baseStdio //
+	tbxHTTP   // TBXark/mcp-proxy (-tbxark), when given
+	tbxStdio  //
 	nConfigs
 )
 
-var configNames = [nConfigs]string{"direct HTTP", "toolgate → HTTP", "direct stdio", "toolgate → stdio", "baseline → HTTP", "baseline → stdio"}
+var configNames = [nConfigs]string{"direct HTTP", "toolgate → HTTP", "direct stdio", "toolgate → stdio", "baseline → HTTP", "baseline → stdio", "TBXark → HTTP", "TBXark → stdio"}
 
 // gated reports whether configuration c goes through a toolgate.
 func gated(c int) bool { return c != directHTTP && c != directStdio }
@@ -156,10 +188,12 @@ type eraRun struct {
 	clients [nConfigs][]*client.Client
 	// server lists the downstream's processes per configuration: toolgate
 	// may run one stdio server per client session.
-	server                     [nConfigs]func() []int
-	pack, basePack             *client.Client
-	res                        [nConfigs][2]phase // [config][c1, c16]
-	packRes, execRes, basePRes phase
+	server         [nConfigs]func() []int
+	pack, basePack *client.Client
+	res            [nConfigs][2]phase // [config][c1, c16]
+	// per pack command (packCommands): through toolgate, through the
+	// baseline, and the bare exec.
+	packRes, basePRes, execRes [nPack]phase
 }
 
 // writeWorkspace writes the bench workspace into dir and returns its path.
@@ -168,7 +202,7 @@ func (b *bench) writeWorkspace(dir string, sessions int) string {
 		fatalf("%v", err)
 	}
 	ws := filepath.Join(dir, "toolgate.yaml")
-	y := workspaceYAML(b.echoURL, []string{b.self, "-role", "echo-stdio"}, b.fsync, sessions)
+	y := workspaceYAML(b.echoURL, []string{b.self, "-role", "echo-stdio"}, b.files, b.fsync, sessions, b.metricsOpen)
 	if err := os.WriteFile(ws, []byte(y), 0o600); err != nil {
 		fatalf("%v", err)
 	}
@@ -178,8 +212,8 @@ func (b *bench) writeWorkspace(dir string, sessions int) string {
 // baselineWorkspace is the bench workspace for the baseline binary: as
 // toolgate's, or without the session caps if the baseline predates them
 // (it then has none).
-func (b *bench) baselineWorkspace(dir string) string {
-	ws := b.writeWorkspace(dir, 64)
+func (b *bench) baselineWorkspace(dir string, sessions int) string {
+	ws := b.writeWorkspace(dir, sessions)
 	out, err := exec.Command(b.baseBin, "check", "-w", ws).CombinedOutput()
 	if err != nil && bytes.Contains(out, []byte(`unknown field "sessions"`)) {
 		return b.writeWorkspace(dir, 0)
@@ -192,8 +226,12 @@ func (b *bench) run(eras []string, rounds int) {
 	b.gate = startToolgate(b.bin, ws, b.gateEnv...)
 	defer b.gate.stop()
 	if b.baseBin != "" {
-		b.baseGate = startToolgate(b.baseBin, b.baselineWorkspace(filepath.Join(b.tmp, "baseline")), b.gateEnv...)
+		b.baseGate = startToolgate(b.baseBin, b.baselineWorkspace(filepath.Join(b.tmp, "baseline"), 64), b.gateEnv...)
 		defer b.baseGate.stop()
+	}
+	if b.tbxBin != "" {
+		b.tbxGate = b.startTBXark(b.tbxBin)
+		defer b.tbxGate.stop()
 	}
 
 	runs := make([]*eraRun, len(eras))
@@ -205,10 +243,13 @@ func (b *bench) run(eras []string, rounds int) {
 	if b.baseGate != nil {
 		fmt.Printf("baseline %s, measured in the same rounds\n", b.baseBin)
 	}
+	if b.tbxGate != nil {
+		fmt.Printf("TBXark/mcp-proxy %s, measured in the same rounds\n", b.tbxBin)
+	}
 	for r := range rounds {
 		for _, er := range runs {
 			for ci, conc := range []int{1, 16} {
-				for _, group := range [][]int{{directHTTP, gateHTTP, baseHTTP}, {directStdio, gateStdio, baseStdio}} {
+				for _, group := range [][]int{{directHTTP, gateHTTP, baseHTTP, tbxHTTP}, {directStdio, gateStdio, baseStdio, tbxStdio}} {
 					for _, c := range group {
 						if er.clients[c] != nil {
 							er.res[c][ci].add(b.phase(er, c, conc, b.calls))
@@ -216,11 +257,13 @@ func (b *bench) run(eras []string, rounds int) {
 					}
 				}
 			}
-			er.packRes.add(b.packPhase(er.pack, b.gate))
-			if b.baseGate != nil {
-				er.basePRes.add(b.packPhase(er.basePack, b.baseGate))
+			for k := range nPack {
+				er.packRes[k].add(b.packPhase(er.pack, b.gate, k))
+				if b.baseGate != nil {
+					er.basePRes[k].add(b.packPhase(er.basePack, b.baseGate, k))
+				}
+				er.execRes[k].add(b.execPhase(k))
 			}
-			er.execRes.add(execPhase(b.packCalls))
 		}
 		fmt.Fprintf(os.Stderr, "round %d/%d done (load %s)\n", r+1, rounds, loadavg())
 	}
@@ -230,6 +273,9 @@ func (b *bench) run(eras []string, rounds int) {
 	fmt.Printf("toolgate RSS, highest after a phase: %.1f MB\n", float64(b.maxRSS)/1024)
 	if b.baseGate != nil {
 		fmt.Printf("baseline RSS, highest after a phase: %.1f MB\n", float64(b.baseRSS)/1024)
+	}
+	if b.tbxGate != nil {
+		fmt.Printf("TBXark RSS, highest after a phase: %.1f MB\n", float64(b.tbxRSS)/1024)
 	}
 	for _, er := range runs {
 		for _, cls := range er.clients {
@@ -253,6 +299,9 @@ func (b *bench) open(era string) *eraRun {
 	urls := map[int]string{directHTTP: b.echoURL, gateHTTP: b.gate.base + "/mcp/echohttp", gateStdio: b.gate.base + "/mcp/echostdio"}
 	if b.baseGate != nil {
 		urls[baseHTTP], urls[baseStdio] = b.baseGate.base+"/mcp/echohttp", b.baseGate.base+"/mcp/echostdio"
+	}
+	if b.tbxGate != nil {
+		urls[tbxHTTP], urls[tbxStdio] = tbxarkRoute(b.tbxGate, "echohttp"), tbxarkRoute(b.tbxGate, "echostdio")
 	}
 	for c, url := range urls {
 		token := benchToken
@@ -285,9 +334,11 @@ func (b *bench) open(era string) *eraRun {
 		}
 	}
 	for _, pk := range packs {
-		for range 20 {
-			if err := echoCall(pk); err != nil {
-				fatalf("warm-up pack (%s): %v", era, err)
+		for k := range nPack {
+			for range 5 {
+				if err := packCall(pk, k); err != nil {
+					fatalf("warm-up pack %s (%s): %v", packCommands[k].id, era, err)
+				}
 			}
 		}
 	}
@@ -307,6 +358,9 @@ func (b *bench) open(era string) *eraRun {
 	if b.baseGate != nil {
 		er.server[baseHTTP], er.server[baseStdio] = fixed(b.echoPID), stdioOf(b.baseGate)
 	}
+	if b.tbxGate != nil {
+		er.server[tbxHTTP], er.server[tbxStdio] = fixed(b.echoPID), stdioOf(b.tbxGate)
+	}
 	return er
 }
 
@@ -319,6 +373,8 @@ func (b *bench) phase(er *eraRun, c, conc, n int) phase {
 		gatePID = b.gate.pid
 	case baseHTTP, baseStdio:
 		gatePID = b.baseGate.pid
+	case tbxHTTP, tbxStdio:
+		gatePID = b.tbxGate.pid
 	}
 	p := runPhase(conc, n, gatePID, er.server[c](), func(w int) error { return echoCall(cls[w%len(cls)]) })
 	switch c {
@@ -326,23 +382,28 @@ func (b *bench) phase(er *eraRun, c, conc, n int) phase {
 		b.maxRSS = max(b.maxRSS, rssKB(gatePID))
 	case baseHTTP, baseStdio:
 		b.baseRSS = max(b.baseRSS, rssKB(gatePID))
+	case tbxHTTP, tbxStdio:
+		b.tbxRSS = max(b.tbxRSS, rssKB(gatePID))
 	}
 	return p
 }
 
-// packPhase runs the pack command through g, one call at a time.
-func (b *bench) packPhase(cl *client.Client, g *gate) phase {
-	return runPhase(1, b.packCalls, g.pid, nil, func(int) error { return echoCall(cl) })
+// packPhase runs pack command k through g, one call at a time.
+func (b *bench) packPhase(cl *client.Client, g *gate, k int) phase {
+	return runPhase(1, b.packCalls, g.pid, nil, func(int) error { return packCall(cl, k) })
 }
 
-// execPhase runs the pack's command directly, as bare exec, n times; its
-// CPU (the children's) is reported as the server's.
-func execPhase(n int) phase {
+// execPhase runs pack command k's program directly, as bare exec, packCalls
+// times; its CPU (the children's, from getrusage) is reported as the
+// server's.
+func (b *bench) execPhase(k int) phase {
+	pc := packCommands[k]
+	argv := pc.bare(b.files)
 	c0 := childrenCPU()
-	p := runPhase(1, n, 0, nil, func(int) error {
-		out, err := exec.Command("echo", "hello").Output()
-		if err == nil && string(out) != "hello\n" {
-			err = fmt.Errorf("echo printed %q", out)
+	p := runPhase(1, b.packCalls, 0, nil, func(int) error {
+		out, err := exec.Command(argv[0], argv[1:]...).Output()
+		if err == nil && string(out) != pc.want {
+			err = fmt.Errorf("%s printed %q", argv[0], out)
 		}
 		return err
 	})
