@@ -24,10 +24,13 @@ import (
 // if both show it.
 
 // Downstream kinds: the conformance server speaking both eras, only 2025
-// (-era 2025) or only 2026-07-28 (-era 2026), each over streamable HTTP
-// and over stdio. The suite speaks HTTP only, so a stdio downstream is
-// compared with the same server's direct run over HTTP. No kind's name is
-// part of another's, so -run selects exactly one.
+// (-era 2025) or only 2026-07-28 (-era 2026), or both eras answering as
+// the suite's own reference server does (-like-reference: discover lists
+// only 2026-07-28 while initialize is served, subscriptions/listen is
+// newline-delimited JSON under application/json), each over streamable
+// HTTP and over stdio. The suite speaks HTTP only, so a stdio downstream
+// is compared with the same server's direct run over HTTP. No kind's name
+// is part of another's, so -run selects exactly one.
 const (
 	dsBothHTTP      = "both-http"
 	dsBothStdio     = "both-stdio"
@@ -35,10 +38,13 @@ const (
 	ds2025Stdio     = "2025only-stdio"
 	ds2026HTTP      = "2026only-http"
 	ds2026Stdio     = "2026only-stdio"
+	dsRefHTTP       = "likeref-http"
+	dsRefStdio      = "likeref-stdio"
 	confEraBoth     = "both"
 	confEra2025     = "2025"
 	confEra2026     = "2026"
-	confAgentGrants = "server:confboth, server:confbothstdio, server:conf2025, server:conf2025stdio, server:conf2026, server:conf2026stdio"
+	confEraRef      = "likeref"
+	confAgentGrants = "server:confboth, server:confbothstdio, server:conf2025, server:conf2025stdio, server:conf2026, server:conf2026stdio, server:confref, server:confrefstdio"
 )
 
 // confKind is one downstream kind: the era its server speaks and the
@@ -52,8 +58,21 @@ func confKinds() map[string]confKind {
 		dsBothHTTP: {confEraBoth, "confboth"}, dsBothStdio: {confEraBoth, "confbothstdio"},
 		ds2025HTTP: {confEra2025, "conf2025"}, ds2025Stdio: {confEra2025, "conf2025stdio"},
 		ds2026HTTP: {confEra2026, "conf2026"}, ds2026Stdio: {confEra2026, "conf2026stdio"},
+		dsRefHTTP: {confEraRef, "confref"}, dsRefStdio: {confEraRef, "confrefstdio"},
 	}
 }
+
+// confEraFlags are the conformance server's flags for a kind's era.
+func confEraFlags(era string) []string {
+	if era == confEraRef {
+		return []string{"-era", confEraBoth, "-like-reference"}
+	}
+	return []string{"-era", era}
+}
+
+// oneEra reports whether a kind's server speaks one era only (its runs
+// are also compared with the both-era server's: what is not bridged).
+func oneEra(era string) bool { return era == confEra2025 || era == confEra2026 }
 
 // confBench is what a conformance test runs against: one server per era
 // for the direct runs, and toolgate (a per-agent instance, open grants)
@@ -74,15 +93,15 @@ func startConfBench(t *testing.T) *confBench {
 	bin := conformanceServer(t)
 	b := &confBench{direct: map[string]string{}, via: map[string]string{}, results: map[string]confRun{}}
 	var servers strings.Builder
-	for _, era := range []string{confEraBoth, confEra2025, confEra2026} {
-		b.direct[era] = startConfHTTP(t, "-era", era)
+	for _, era := range []string{confEraBoth, confEra2025, confEra2026, confEraRef} {
+		b.direct[era] = startConfHTTP(t, confEraFlags(era)...)
 	}
 	for kind, k := range confKinds() {
 		servers.WriteString("  - id: " + k.surface + "\n")
 		if strings.HasSuffix(kind, "-stdio") {
-			servers.WriteString("    command: [" + bin + ", -stdio, -era, " + k.era + "]\n")
+			servers.WriteString("    command: [" + bin + ", -stdio, " + strings.Join(confEraFlags(k.era), ", ") + "]\n")
 		} else {
-			servers.WriteString("    url: " + startConfHTTP(t, "-era", k.era) + "\n")
+			servers.WriteString("    url: " + startConfHTTP(t, confEraFlags(k.era)...) + "\n")
 		}
 		servers.WriteString("    permission: open\n    trust_annotations: true\n")
 	}
@@ -130,7 +149,7 @@ func (b *confBench) runCase(t *testing.T, c confCase, args ...string) {
 func (b *confBench) attempt(t *testing.T, c confCase, cached bool, args ...string) (confAttempt, error) {
 	t.Helper()
 	eras := []string{confKinds()[c.downstream].era}
-	if eras[0] != confEraBoth {
+	if oneEra(eras[0]) {
 		eras = append(eras, confEraBoth)
 	}
 	var (
@@ -188,7 +207,11 @@ func (b *confBench) attempt(t *testing.T, c confCase, cached bool, args ...strin
 // requirement set (2026-07-28: stateless, MRTR, caching, header
 // validation, subscriptions/listen, the tasks extension unscored;
 // 2025-11-25: initialize and sessions, SSE polling), against each
-// downstream kind, directly and through toolgate.
+// downstream kind, directly and through toolgate. The likeref kinds hold
+// toolgate to through == direct against a server that behaves as the
+// suite's reference server: a 2025-11-25 client reaches it in a session of
+// its own (not bridged, whatever discover lists) and a listen stream is
+// relayed frame by frame.
 func TestConformanceNext(t *testing.T) {
 	// Its own servers and toolgate instance (startConfBench), so it runs
 	// beside the other tests; its cases stay one after another, as they
@@ -198,7 +221,7 @@ func TestConformanceNext(t *testing.T) {
 	bench := startConfBench(t)
 	for _, set := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(set, func(t *testing.T) {
-			for _, ds := range []string{dsBothHTTP, dsBothStdio, ds2025HTTP, ds2025Stdio, ds2026HTTP, ds2026Stdio} {
+			for _, ds := range []string{dsBothHTTP, dsBothStdio, ds2025HTTP, ds2025Stdio, ds2026HTTP, ds2026Stdio, dsRefHTTP, dsRefStdio} {
 				t.Run(ds, func(t *testing.T) {
 					c := confCase{suite: suite, requirements: set, downstream: ds,
 						file: filepath.Join("testdata", "conformance", suite.version, set+"-"+ds+".json")}

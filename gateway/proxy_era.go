@@ -11,14 +11,12 @@ import (
 	"github.com/toolgate/toolgate/mcpwire"
 )
 
-// downstream is what the gateway knows of the era a proxied server speaks,
-// found once by the protocol's probe (server/discover, then initialize)
-// and kept for the gateway's life, as the protocol advises.
+// downstream is what the gateway knows of the era a proxied server speaks:
+// the protocol's probe (server/discover and initialize), kept and asked
+// again after a failure (mcpproxy.Eras).
 type downstream struct {
-	once     sync.Once
-	era      mcpwire.Era
-	discover json.RawMessage // the server's DiscoverResult, when modern
-	err      error
+	erasOnce sync.Once
+	eras     *mcpproxy.Eras
 
 	forwarders sync.Map // agent → *forwarderOnce
 }
@@ -29,19 +27,33 @@ type forwarderOnce struct {
 	err  error
 }
 
-// serverEra probes ps once and returns its era.
-func (g *Gateway) serverEra(ctx context.Context, ps *proxyServer) (mcpwire.Era, error) {
+// erasOf is ps's probe cache, made on first use.
+func (g *Gateway) erasOf(ps *proxyServer) *mcpproxy.Eras {
 	d := &ps.down
-	d.once.Do(func() {
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ps.cfg.Timeout+30e9)
-		defer cancel()
-		d.era, d.discover, d.err = mcpproxy.Probe(pctx, ps.cfg, g.clientInfo())
-		g.downstreamUp(ps.id, d.err)
-		if d.err == nil {
-			g.log.Info("downstream MCP server era", "server", ps.id, "era", d.era.String())
-		}
+	d.erasOnce.Do(func() {
+		d.eras = mcpproxy.NewEras(ps.cfg, g.clientInfo(), func(era mcpwire.Era, err error) {
+			g.downstreamUp(ps.id, err)
+			if err == nil {
+				g.log.Info("downstream MCP server era", "server", ps.id, "era", era.String())
+			}
+		})
 	})
-	return d.era, d.err
+	return d.eras
+}
+
+// serverEra returns ps's era, probing it when nothing is known.
+func (g *Gateway) serverEra(ctx context.Context, ps *proxyServer) (mcpwire.Era, error) {
+	era, _, err := g.erasOf(ps).Get(ctx)
+	return era, err
+}
+
+// serverDiscover is ps's DiscoverResult, nil when it gave none.
+func (g *Gateway) serverDiscover(ctx context.Context, ps *proxyServer) json.RawMessage {
+	_, discover, err := g.erasOf(ps).Get(ctx)
+	if err != nil {
+		return nil
+	}
+	return discover
 }
 
 // eraConfig is ps's config for its era: a stateless copy for a 2026-07-28
@@ -78,6 +90,7 @@ func (g *Gateway) forwarder(ctx context.Context, agent string, ps *proxyServer) 
 		}
 		if era == mcpwire.EraLegacy {
 			if err := f.Initialize(bctx, g.clientInfo()); err != nil {
+				g.erasOf(ps).Failed(mcpwire.EraLegacy)
 				f.Close()
 				fo.err = fmt.Errorf("server %q: %w", ps.id, err)
 				g.downstreamUp(ps.id, fo.err)

@@ -109,11 +109,11 @@ func (h *proxyModern) Notify(ctx context.Context, m *jsonrpc.Message, req mcpser
 // DiscoverResult when it is a 2026-07-28 server, marked private (the
 // agent's view), else one built by toolgate.
 func (g *Gateway) proxyDiscover(ctx context.Context, ps *proxyServer) json.RawMessage {
-	if _, err := g.serverEra(ctx, ps); err == nil && ps.down.discover != nil {
+	if discover := g.serverDiscover(ctx, ps); discover != nil {
 		// Every version is served on this endpoint (toolgate bridges the
 		// eras), so every version is listed — as the unsupported-version
 		// error lists them too.
-		d := mcpwire.SetResultMembers(ps.down.discover, "cacheScope", `"private"`, "supportedVersions", string(mcpwire.AppendVersionList(nil)))
+		d := mcpwire.SetResultMembers(discover, "cacheScope", `"private"`, "supportedVersions", string(mcpwire.AppendVersionList(nil)))
 		return withGatewayExtensions(d)
 	}
 	return g.discoverResult(ps.id)

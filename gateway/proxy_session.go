@@ -14,13 +14,14 @@ import (
 func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory {
 	return func(ctx context.Context, up mcpwire.Peer) (mcpserve.Session, error) {
 		up = redact.Peer(up, g.runner.Redactor(), g.log)
-		era, err := g.serverEra(ctx, ps)
+		era, discover, err := g.erasOf(ps).Get(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if era == mcpwire.EraModern {
-			// A legacy client in front of a 2026-07-28-only server.
-			return mcpproxy.NewBridge(ctx, ps.stateless, up, g.proxyHooks(agent, ps), ps.down.discover)
+			// A legacy client in front of a server that refuses initialize
+			// (whatever its discover lists): bridged.
+			return mcpproxy.NewBridge(ctx, ps.stateless, up, g.proxyHooks(agent, ps), discover)
 		}
 		return mcpproxy.NewSession(ctx, ps.cfg, up, g.proxyHooks(agent, ps))
 	}
@@ -59,6 +60,7 @@ func (g *Gateway) proxyHooks(agent string, ps *proxyServer) mcpproxy.Hooks {
 			}
 			g.setServerTools(ps, raws, true)
 		},
-		Health: func(err error) { g.downstreamUp(ps.id, err) },
+		Health:     func(err error) { g.downstreamUp(ps.id, err) },
+		EraRefused: g.erasOf(ps).Failed,
 	}
 }

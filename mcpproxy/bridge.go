@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy/transport"
 	"github.com/toolgate/toolgate/mcpwire"
@@ -184,6 +186,9 @@ func (b *Bridge) do(ctx context.Context, route json.RawMessage, method, tool str
 	params = b.meta(params)
 	for round := 0; ; round++ {
 		result, rpcErr, err := b.f.Do(ctx, method, tool, params, notify)
+		if rpcErr != nil && b.hooks.EraRefused != nil && jsonrpc.ParseError(rpcErr).Code == mcp.UNSUPPORTED_PROTOCOL_VERSION {
+			b.hooks.EraRefused(mcpwire.EraModern)
+		}
 		if err != nil || rpcErr != nil || string(jsonrpc.Field(result, "resultType")) != `"input_required"` {
 			return result, rpcErr, err
 		}

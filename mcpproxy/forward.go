@@ -74,6 +74,17 @@ func (lf *listenFilter) wants(m *jsonrpc.Message) bool {
 	return false
 }
 
+// refuses reports whether m is a change notification the filter did not
+// ask for (one the server sent on the stream all the same).
+func (lf *listenFilter) refuses(m *jsonrpc.Message) bool {
+	switch m.Method {
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed",
+		"notifications/resources/list_changed", "notifications/resources/updated":
+		return !lf.wants(m)
+	}
+	return false
+}
+
 // NewForwarder connects to the server described by cfg (a stateless copy
 // for a 2026-07-28 server).
 func NewForwarder(ctx context.Context, cfg *transport.Config) (*Forwarder, error) {
@@ -166,8 +177,13 @@ func (f *Forwarder) Send(msg []byte, key json.RawMessage, droppable bool) {
 	if rt == nil || rt.notify == nil {
 		return
 	}
-	if rt.token != nil {
-		if m, err := jsonrpc.ParseMessage(msg); err == nil && m.Method == "notifications/progress" {
+	if rt.token != nil || rt.listen != nil {
+		m, err := jsonrpc.ParseMessage(msg)
+		switch {
+		case err != nil:
+		case rt.listen != nil && rt.listen.refuses(m):
+			return // a frame of the stream the client's filter did not ask for
+		case rt.token != nil && m.Method == "notifications/progress":
 			if fp, err := jsonrpc.ParseFields(m.Params); err == nil {
 				m.Params = fp.Set("progressToken", rt.token).Encode()
 				msg = m.Encode()

@@ -112,6 +112,10 @@ func (s *Session) initialize(ctx context.Context, m *jsonrpc.Message) (json.RawM
 		}
 	}
 	r := s.roundTrip(ctx, &jsonrpc.Message{Method: m.Method, Params: params}, m.ID, s.cfg.RequestTimeout(""), false)
+	if (r.err != nil || r.rpcErr != nil) && ctx.Err() == nil && s.hooks.EraRefused != nil {
+		// The era probe said the server takes sessions; it may no longer.
+		s.hooks.EraRefused(mcpwire.EraLegacy)
+	}
 	if r.err != nil {
 		return nil, jsonrpc.ErrorObject(jsonrpc.CodeUnavailable, r.err.Error())
 	}

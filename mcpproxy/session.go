@@ -34,6 +34,11 @@ type Hooks struct {
 	// recoveries: the cause when it is lost, each failed restart's error,
 	// and nil once it is restored (the gateway's downstream health).
 	Health func(err error)
+	// EraRefused, when set, hears that the server refused the era this
+	// relay speaks to it (mcpwire.EraLegacy: a session's initialize failed;
+	// mcpwire.EraModern: a stateless request's protocol version was
+	// refused), so what the era probe found is asked again (Eras.Failed).
+	EraRefused func(era mcpwire.Era)
 }
 
 // restartBackoff bounds the wait between attempts to bring a failed

@@ -265,6 +265,7 @@ func (e *Endpoint) resumeRequest(w http.ResponseWriter, r *http.Request, hs *htt
 		return
 	}
 	hs.touch()
+	st.noteResumed()
 	setSSEHeaders(w)
 	w.WriteHeader(http.StatusOK)
 	for _, ev := range st.log.since(seq) {

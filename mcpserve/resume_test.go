@@ -511,3 +511,49 @@ func TestResumeAttacks(t *testing.T) {
 		t.Errorf("resume without a session: %s", g.Status)
 	}
 }
+
+// TestClientResumedHint: the client resuming a paused stream is heard by
+// the downstream transport (ClientResumed), so it can resume the server's
+// stream then rather than after the server's retry.
+func TestClientResumedHint(t *testing.T) {
+	t.Parallel()
+	te := newTestEndpoint(t, Options{}, func(ctx context.Context, m *jsonrpc.Message, peer mcpwire.Peer) {
+		h := hintsOf(ctx)
+		back, ok := h.(interface{ ClientResumed() <-chan struct{} })
+		if !ok {
+			reply(peer, m, `{"text":"no ClientResumed"}`)
+			return
+		}
+		h.Streamed()
+		peer.Send(progress(1), m.ID, true)
+		h.Paused(time.Hour)
+		select {
+		case <-back.ClientResumed():
+			reply(peer, m, `{"text":"client is back"}`)
+		case <-time.After(5 * time.Second):
+			reply(peer, m, `{"text":"the resume was not heard"}`)
+		case <-ctx.Done():
+		}
+	})
+	sid := initialize(t, te.url, "2025-11-25")
+	resp := post(t, context.Background(), te.url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_reconnection"}}`, "Mcp-Session-Id", sid)
+	r := newSSEReader(resp.Body)
+	var last sseEvent
+	for {
+		ev, ok := r.next()
+		if !ok {
+			break
+		}
+		if ev.id != "" {
+			last = ev
+		}
+	}
+	resp.Body.Close()
+	resp = get(t, context.Background(), te.url, "Mcp-Session-Id", sid, mcpwire.HeaderLastEventID, last.id)
+	r = newSSEReader(resp.Body)
+	ev, _ := r.next()
+	resp.Body.Close()
+	if !strings.Contains(ev.data, "client is back") {
+		t.Errorf("resumed GET = %+v, want the answer given once the client was back", ev)
+	}
+}

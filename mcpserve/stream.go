@@ -158,6 +158,7 @@ type stream struct {
 	streamed     chan struct{} // closed once the downstream streams its answer
 	streamedOnce sync.Once
 	wake         chan struct{} // a pause was asked
+	resumed      chan struct{} // the client resumed the stream (ClientResumed)
 
 	attachMu sync.Mutex // serialises resumes taking the stream over
 	mu       sync.Mutex
@@ -183,7 +184,21 @@ func newAttachment() *attachment {
 
 func newStream(num int64, key string, id json.RawMessage, log *eventLog) *stream {
 	return &stream{num: num, key: key, id: id, log: log, ch: make(chan []byte, streamBuffer),
-		done: make(chan struct{}), streamed: make(chan struct{}), wake: make(chan struct{}, 1)}
+		done: make(chan struct{}), streamed: make(chan struct{}), wake: make(chan struct{}, 1), resumed: make(chan struct{}, 1)}
+}
+
+// ClientResumed has a value each time the client resumes the stream
+// (GET with Last-Event-ID): the downstream transport resumes the server's
+// stream then rather than after the server's retry, as the client would
+// have, had it spoken to the server itself.
+func (st *stream) ClientResumed() <-chan struct{} { return st.resumed }
+
+// noteResumed signals ClientResumed (at most one signal waits).
+func (st *stream) noteResumed() {
+	select {
+	case st.resumed <- struct{}{}:
+	default:
+	}
 }
 
 // Streamed implements StreamHints.

@@ -39,6 +39,9 @@ type guard struct {
 	era   string      // eraBoth, era2025 or era2026
 	polls *polling    // SSE polling of test_reconnection; nil: none
 	tasks *taskEngine // the tasks extension; nil: none
+	// likeRef writes answers as the suite's reference server does
+	// (reference.go).
+	likeRef bool
 }
 
 // The eras a server can be restricted to (flag -era).
@@ -167,7 +170,9 @@ func (g guard) wrap(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
+		rw, done := g.likeReference(w, body)
+		next.ServeHTTP(rw, r)
+		done()
 	})
 }
 

@@ -14,9 +14,11 @@
 // no valid session; over stdio -32601 for server/discover), from which a
 // dual-era client falls back to initialize. With -era 2026 it is a
 // 2026-only server: initialize gets UnsupportedProtocolVersionError
-// (-32022) naming 2026-07-28. See guard.go.
+// (-32022) naming 2026-07-28. See guard.go. With -like-reference it
+// answers as the suite's own reference server does where that differs
+// from mcp-go (see reference.go).
 //
-// Usage: conformance-server [-era both|2025|2026] -stdio | -addr 127.0.0.1:0
+// Usage: conformance-server [-era both|2025|2026] [-like-reference] -stdio | -addr 127.0.0.1:0
 // (prints "listening ADDR" on stdout once it accepts connections).
 package main
 
@@ -40,15 +42,20 @@ func main() {
 	stdio := flag.Bool("stdio", false, "serve MCP on stdin/stdout")
 	addr := flag.String("addr", "127.0.0.1:0", "streamable HTTP listen address (path /mcp)")
 	era := flag.String("era", eraBoth, "protocol eras spoken: both, 2025 (a pre-2026 server) or 2026 (refuse initialize)")
+	likeRef := flag.Bool("like-reference", false, "answer as the conformance suite's reference server does: server/discover lists only 2026-07-28 (initialize still served), subscriptions/listen is newline-delimited JSON under application/json (with -era both)")
 	flag.Parse()
 	if *era != eraBoth && *era != era2025 && *era != era2026 {
 		log.Fatalf("-era %q: want both, 2025 or 2026", *era)
+	}
+	if *likeRef && *era != eraBoth {
+		log.Fatalf("-like-reference models a server of both eras whose discover lists one: use it with -era both, not -era %s", *era)
 	}
 
 	s, g, err := newServer(*era)
 	if err != nil {
 		log.Fatal(err)
 	}
+	g.likeRef = *likeRef
 	if *stdio {
 		if err := serveStdio(context.Background(), s, g, os.Stdin, os.Stdout); err != nil {
 			log.Fatal(err)
@@ -119,7 +126,7 @@ func newServer(era string) (*server.MCPServer, guard, error) {
 
 // serveStdio serves s on newline-delimited JSON-RPC, the guard first.
 func serveStdio(ctx context.Context, s *server.MCPServer, g guard, in io.Reader, out io.Writer) error {
-	w := &lockedWriter{w: out}
+	w := &lockedWriter{w: g.stdioLikeReference(out)}
 	return server.NewStdioServer(s).Listen(ctx, g.filter(in, w), w)
 }
 

@@ -20,11 +20,14 @@ type stdioPeer struct {
 	next  int
 }
 
-func startStdio(t *testing.T, era string) *stdioPeer {
+func startStdio(t *testing.T, era string, opts ...func(*guard)) *stdioPeer {
 	t.Helper()
 	s, g, err := newServer(era)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, o := range opts {
+		o(&g)
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -50,6 +50,10 @@ func (c *sseCursor) wait() time.Duration {
 func (c *streamConn) readResponseStream(rctx context.Context, body io.ReadCloser, via json.RawMessage, hints mcpwire.StreamHints) {
 	cur := &sseCursor{}
 	answer, err := c.readStream(body, via, cur)
+	var back <-chan struct{} // the client resumed its own stream
+	if b, ok := hints.(clientResumes); ok {
+		back = b.ClientResumed()
+	}
 	for answer == nil && err == nil && via != nil && cur.lastID != "" && !c.stateless {
 		if hints != nil {
 			hints.Paused(cur.wait())
@@ -57,6 +61,11 @@ func (c *streamConn) readResponseStream(rctx context.Context, body io.ReadCloser
 		t := time.NewTimer(cur.wait())
 		select {
 		case <-t.C:
+		case <-back:
+			// The client is back before the server's retry passed (a
+			// client may come back at once, as the suite does): toolgate
+			// resumes on its behalf when it would have itself.
+			t.Stop()
 		case <-rctx.Done():
 			t.Stop()
 			return // nobody waits for the answer any more
@@ -82,6 +91,12 @@ func (c *streamConn) readResponseStream(rctx context.Context, body io.ReadCloser
 		}
 		c.deliver(Incoming{Msg: jsonrpc.ErrorResponse(via, jsonrpc.CodeUnavailable, fmt.Sprintf("server %q: %s", c.cfg.ID, why)), Via: via})
 	}
+}
+
+// clientResumes is implemented by stream hints whose client can resume
+// its stream: ClientResumed has a value each time it does.
+type clientResumes interface {
+	ClientResumed() <-chan struct{}
 }
 
 // readStream reads one SSE response of request via, delivering what it

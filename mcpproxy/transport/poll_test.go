@@ -39,6 +39,11 @@ func (h *hintLog) all() []string {
 // and answers on the GET that resumes it, as SEP-1699 lets a server do;
 // resumeStatus, when set, is what that GET gets instead.
 func pollingServer(t *testing.T, polls int, resumeStatus int) (url string, lastIDs func() []string) {
+	return pollingServerRetry(t, polls, resumeStatus, "30")
+}
+
+// pollingServerRetry is pollingServer asking for retry (milliseconds).
+func pollingServerRetry(t *testing.T, polls int, resumeStatus int, retry string) (url string, lastIDs func() []string) {
 	var mu sync.Mutex
 	var ids []string
 	var pending json.RawMessage
@@ -49,7 +54,7 @@ func pollingServer(t *testing.T, polls int, resumeStatus int) (url string, lastI
 			pending = m.ID
 			mu.Unlock()
 			w.Header().Set("Content-Type", "text/event-stream")
-			w.Write([]byte("id: e0\nretry: 30\ndata: \n\n"))
+			w.Write([]byte("id: e0\nretry: " + retry + "\ndata: \n\n"))
 			w.Write([]byte("id: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n"))
 		case http.MethodGet:
 			last := r.Header.Get("Last-Event-ID")
@@ -177,5 +182,33 @@ func TestCursorWait(t *testing.T) {
 	}
 	if (&sseCursor{hasRetry: true, retry: time.Second}).wait() != time.Second {
 		t.Error("retry")
+	}
+}
+
+// resumingHints are the hints of a client that resumes its stream at once.
+type resumingHints struct {
+	hintLog
+	back chan struct{}
+}
+
+func (h *resumingHints) ClientResumed() <-chan struct{} { return h.back }
+
+// TestPollingClientBack: a client that resumes its own stream before the
+// server's retry passed has toolgate resume the server's stream then,
+// not after the retry (the server asked for 10s here).
+func TestPollingClientBack(t *testing.T) {
+	t.Parallel()
+	url, _ := pollingServerRetry(t, 1, 0, "10000")
+	c := dial(t, &Config{ID: "poll", URL: url, Timeout: 20 * time.Second})
+	initialize(t, c)
+	hints := &resumingHints{back: make(chan struct{}, 1)}
+	hints.back <- struct{}{}
+	ctx := mcpwire.WithStreamHints(context.Background(), hints)
+	start := time.Now()
+	if in := request(t, ctx, c, "1", "tools/call", callParams("test_reconnection", ""), nil); !strings.Contains(string(in.Msg), "after polling") {
+		t.Fatalf("answer %s", in.Msg)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("answered after %s: the server's 10s retry was waited out although the client was back", d)
 	}
 }

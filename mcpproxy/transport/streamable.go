@@ -199,12 +199,13 @@ func drain(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// readBody delivers the messages of a POST response: one JSON message, or
-// the events of an SSE stream, each marked as carried by request via.
+// readBody delivers the messages of a POST response as they arrive: the
+// JSON values of an application/json body (one message, a batch, or
+// newline-delimited JSON kept open, ndjson.go), or the events of an SSE
+// stream, each marked as carried by request via.
 func (c *streamConn) readBody(rctx context.Context, resp *http.Response, via json.RawMessage, hints mcpwire.StreamHints) {
 	defer resp.Body.Close()
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	max := c.cfg.MessageLimit()
 	switch ct {
 	case "text/event-stream":
 		if via != nil && hints != nil {
@@ -212,29 +213,7 @@ func (c *streamConn) readBody(rctx context.Context, resp *http.Response, via jso
 		}
 		c.readResponseStream(rctx, resp.Body, via, hints)
 	case "application/json":
-		body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
-		if err == nil && int64(len(body)) > max {
-			err = fmt.Errorf("answer larger than %d bytes", max)
-		}
-		if err != nil {
-			if via != nil {
-				c.deliver(Incoming{Msg: jsonrpc.ErrorResponse(via, jsonrpc.CodeUnavailable, fmt.Sprintf("server %q: %v", c.cfg.ID, err)), Via: via})
-			}
-			return
-		}
-		body = bytes.TrimSpace(body)
-		if len(body) > 0 && body[0] == '[' {
-			var batch []json.RawMessage
-			if json.Unmarshal(body, &batch) == nil {
-				for _, m := range batch {
-					c.deliver(Incoming{Msg: m, Via: via})
-				}
-			}
-			return
-		}
-		if len(body) > 0 {
-			c.deliver(Incoming{Msg: body, Via: via})
-		}
+		c.readJSONStream(rctx, resp.Body, via)
 	default:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		if via != nil && c.ctx.Err() == nil {

@@ -56,7 +56,8 @@ func TinyEnv(env ...string) []string {
 // echo, crash, hang, cancelled, big, garbage, progress, ask, changed, pid,
 // state, rpcerror, slow. TG_TINY_TOOLS sets how many extra tools
 // tools/list pages through (two a page); TG_TINY_MODERN answers
-// server/discover; TG_TINY_NOREAD never reads stdin;
+// server/discover; TG_TINY_NO_INIT refuses initialize as a
+// 2026-07-28-only server does (-32022); TG_TINY_NOREAD never reads stdin;
 // TG_TINY_HANG_AFTER_INIT answers initialize, then reads nothing more;
 // TG_TINY_IGNORE_EOF outlives the end of its stdin.
 func tinyServer() {
@@ -117,6 +118,11 @@ func tinyServer() {
 		_ = json.Unmarshal(m.Params, &p)
 		switch m.Method {
 		case "initialize":
+			if os.Getenv("TG_TINY_NO_INIT") == "1" {
+				write(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32022, "message": "Unsupported protocol version",
+					"data": map[string]any{"supported": []string{"2026-07-28"}, "requested": p.ProtocolVersion}}})
+				return
+			}
 			v := p.ProtocolVersion
 			if v == "" {
 				v = "2025-11-25"
