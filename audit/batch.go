@@ -25,7 +25,7 @@ func ObserveCommit(commit CommitFunc, observe func(d time.Duration, events int))
 	}
 }
 
-// Batcher group-commits appends (DESIGN §7): while one caller (the leader)
+// Batcher group-commits appends (docs/security.md): while one caller (the leader)
 // runs a commit, the others queue; when it finishes, the next leader takes
 // the whole queue as one batch. There is no goroutine of its own and no
 // lost wake-up: a leader steps down only after finding the queue empty,

@@ -24,7 +24,7 @@ const DefaultFile = "audit.jsonl"
 const GenesisPrev = ""
 
 // Event is one audit line. Its JSON field names and order are the on-disk
-// format of DESIGN.md §7; hash is always the last field because it is the
+// format of docs/security.md; hash is always the last field because it is the
 // SHA-256 of the line's bytes without it.
 type Event struct {
 	// Seq numbers the events of one file from 1 without gaps; Append assigns it.
@@ -67,7 +67,7 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 	// Of is the seq of the decision event an outcome event belongs to
 	// (write-ahead: the decision is recorded before anything runs, its
-	// outcome after, DESIGN.md §7); absent on decision events.
+	// outcome after, docs/security.md); absent on decision events.
 	Of *int64 `json:"of,omitempty"`
 	// Revision is the workspace revision that decided.
 	Revision string `json:"revision,omitempty"`

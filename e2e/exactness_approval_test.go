@@ -39,7 +39,7 @@ func (b *bench) approve(t *testing.T, p peer, id string) {
 		hp, isHTTP := p.(*httpPeer)
 		if !isHTTP {
 			// A stdio instance keeps its approvals in the workspace's shared
-			// store (DESIGN §11): the CLI must find them there.
+			// store (docs/deploy.md): the CLI must find them there.
 			t.Fatalf("approvals approve %s: the stdio instance's approval is not in the shared store:\n%s", id, r.stderr)
 		}
 		base := hp.url[:strings.Index(hp.url, "/mcp/")]

@@ -17,7 +17,7 @@ import (
 	"github.com/toolgate/toolgate/workspace"
 )
 
-// The differential fuzz test of DESIGN §5: for any tools/call body, either
+// The differential fuzz test of docs/architecture.md: for any tools/call body, either
 // toolgate refuses it, or what a downstream server parses out of what
 // toolgate forwards — with Go's encoding/json into structs (mcp-go's
 // CallToolRequest, and a struct of the tool's declared fields), and with

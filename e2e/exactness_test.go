@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The exactness attacks of DESIGN §5 ("The message decided is the message
+// The exactness attacks of docs/architecture.md ("The message decided is the message
 // executed"), each sent as raw JSON-RPC by a hostile agent through
 // toolgate's streamable HTTP (daemon, bearer token) and stdio (serve
 // --agent --stdio --surface) to a recording downstream: mcp-go and a

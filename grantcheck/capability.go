@@ -1,7 +1,7 @@
 // Package grantcheck is toolgate's one decision point: the capability
 // grammar of grants, the mapping between harness allowlist entries and
 // capabilities, and the compiled per-agent policy whose Decide runs the call
-// pipeline of DESIGN.md §5 (identity, grant, scopes, input schema,
+// pipeline of docs/grants.md (identity, grant, scopes, input schema,
 // param_constraints, tier) for pack commands and MCP tools alike.
 package grantcheck
 
@@ -16,7 +16,7 @@ import (
 // covers (one tool, a surface's read commands, a server's every tool).
 type Kind int
 
-// The capability forms of DESIGN.md §4.
+// The capability forms of docs/grants.md.
 const (
 	// KindTool is tool:<surface>:<member>: one tool, read or write.
 	KindTool Kind = iota + 1
@@ -102,7 +102,7 @@ func (c Capability) String() string {
 	return "<invalid capability>"
 }
 
-// Parse reads a capability in any form of DESIGN.md §4. It checks syntax
+// Parse reads a capability in any form of docs/grants.md. It checks syntax
 // only; whether the surface exists, and whether the form is allowed in a
 // grant (tool:* is not), is decided by Compile.
 func Parse(s string) (Capability, error) {

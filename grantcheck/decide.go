@@ -8,7 +8,7 @@ import (
 	"github.com/toolgate/toolgate/workspace"
 )
 
-// Stage is one step of the call pipeline of DESIGN.md §5 that grantcheck
+// Stage is one step of the call pipeline of docs/grants.md that grantcheck
 // runs; a decision names the stage that ended it.
 type Stage string
 

@@ -11,7 +11,7 @@ import (
 )
 
 // This file is the one mapping between harness allowlist entries (Claude
-// Code's --allowed-tools and its kin) and capabilities, DESIGN.md §9. Parity,
+// Code's --allowed-tools and its kin) and capabilities, docs/harnesses.md. Parity,
 // mcp-config and anything else comparing the two sides go through it, so the
 // two sides can never be normalised differently.
 
@@ -191,7 +191,7 @@ func NormalizeList(entries []string) ([]Capability, []*UnrecognisedError) {
 
 // Naming is how a harness spells an MCP tool to its model, and so in its
 // allowlists. Claude Code's mcp__<server>__<tool> is the canonical form
-// (DESIGN.md §3); the others are read back through NormalizeName, which
+// (docs/harnesses.md); the others are read back through NormalizeName, which
 // resolves their lossy and ambiguous spellings against the known surfaces.
 type Naming string
 

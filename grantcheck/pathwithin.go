@@ -85,7 +85,7 @@ func within(path, root string) bool {
 // PathRoots returns, for the grant that Decide matches when agentID calls
 // surfaceID:memberName, each parameter bound by path_within and its root,
 // resolved (absolute, no symlinks). It is what the pack runner needs to
-// open those arguments itself beneath their roots (DESIGN §6), so that the
+// open those arguments itself beneath their roots (docs/packs.md), so that the
 // command receives an open file, not a name checked earlier. Nil when
 // nothing is bound or nothing is granted. Call it on the same Policy that
 // decided the call: after a reload another grant may match.
@@ -112,7 +112,7 @@ func (p *Policy) PathRoots(agentID, surfaceID, memberName string) map[string]str
 }
 
 // checkBoundLayout reports each element of the granted pack command where a
-// parameter the grant binds with path_within cannot stand (DESIGN §6): the
+// parameter the grant binds with path_within cannot stand (docs/packs.md): the
 // command receives such a value as a descriptor path (/dev/fd/N), and text
 // composed after it would walk out of the root. The runner refuses the
 // same layouts on every call (packs.Runner.PrepareBound); this reports

@@ -25,7 +25,7 @@ type ToolView struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// StructuredOutput is true for a pack command with output: {parse:
 	// json}: its results carry structuredContent, so the tool declares an
-	// outputSchema (DESIGN.md §6).
+	// outputSchema (docs/packs.md).
 	StructuredOutput bool `json:"-"`
 }
 

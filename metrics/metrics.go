@@ -1,4 +1,4 @@
-// Package metrics is toolgate's Prometheus instrumentation (DESIGN §14):
+// Package metrics is toolgate's Prometheus instrumentation (docs/deploy.md):
 // one registry of its own (never the global default), typed methods the
 // gateway calls on the hot path, and the /metrics handler. Label values
 // are bounded: surfaces and servers come from the workspace, outcomes from

@@ -8,7 +8,7 @@ import (
 	"github.com/toolgate/toolgate/grantcheck"
 )
 
-// Opening a path_within argument (DESIGN §6). Trust boundary: the path
+// Opening a path_within argument (docs/packs.md). Trust boundary: the path
 // comes from the agent; the root comes from the operator's grant, already
 // resolved. What the command receives is a file descriptor the gateway
 // opened beneath the root, never a name the command resolves itself, so a

@@ -10,7 +10,7 @@ import (
 	"github.com/toolgate/toolgate/workspace"
 )
 
-// Interpreter confinement (DESIGN §6). A parameter listed under a
+// Interpreter confinement (docs/packs.md). A parameter listed under a
 // command's `program:` is program text the agent wrote, for an interpreter
 // that could otherwise reach files the grant never named. Trust boundary:
 // the program text is hostile; the confinement is the pack's frozen argv

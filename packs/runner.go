@@ -183,7 +183,7 @@ func (r *Runner) Prepare(pack *workspace.CommandPack, cmd *workspace.Command, ar
 // (grantcheck's Policy.PathRoots). Each bound argument (or each item of a
 // bound list) must lead beneath its root now, and the command will get it
 // as an open descriptor, /dev/fd/N, opened by Run beneath the root: the
-// name the grant checked is the file the command reads (DESIGN §6). A
+// name the grant checked is the file the command reads (docs/packs.md). A
 // bound placeholder must be a whole argv element or stand last after
 // literal text (workspace.MisplacedBounds), else the call is refused. A
 // missing file of a parameter the command lists under creates: is created

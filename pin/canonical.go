@@ -1,4 +1,4 @@
-// Package pin pins tool definitions (DESIGN §13): the SHA-256 of each
+// Package pin pins tool definitions (docs/deploy.md, "pinned tools"): the SHA-256 of each
 // tool's canonical definition, the toolgate.lock file that records them,
 // and the comparison of a live listing against it. A tool whose live
 // definition differs from its pin, or that was never pinned, is not served.

@@ -1,4 +1,4 @@
-// Package tiers holds the four permission tiers of DESIGN.md §5 and how a
+// Package tiers holds the four permission tiers of docs/approvals.md and how a
 // member's tier and timeout are resolved from its container (a pack or an MCP
 // server). Packs and servers resolve the same way, so a tool's treatment never
 // depends on which kind of surface serves it.
@@ -24,7 +24,7 @@ const (
 )
 
 // Resolve returns the tier of member: its override, else the container's
-// tier, else cautious (the default of DESIGN.md §5).
+// tier, else cautious (the default of docs/approvals.md).
 func Resolve(container workspace.Tier, overrides map[string]workspace.Tier, member string) workspace.Tier {
 	if t, ok := overrides[member]; ok && t != "" {
 		return t

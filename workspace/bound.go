@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Where a bound placeholder may stand (DESIGN §6). A parameter bound by
+// Where a bound placeholder may stand (docs/packs.md). A parameter bound by
 // path_within (a grant's param_constraints) or listed under a command's
 // creates: is a file the gateway opens itself beneath a root; the command
 // receives it as a descriptor path, /dev/fd/N. Text after that path is

@@ -13,7 +13,7 @@ type Pos struct {
 	Col  int
 }
 
-// Tier is a permission tier of DESIGN.md §5. The zero value means "not
+// Tier is a permission tier of docs/approvals.md. The zero value means "not
 // declared"; resolution (package tiers) turns it into cautious.
 type Tier string
 

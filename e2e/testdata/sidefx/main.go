@@ -3,7 +3,7 @@
 // PostgreSQL DSN as a third argument it first reads the audit chain's
 // highest seq and appends it after the argument, so a test can check that
 // the call's decision event was committed before the side effect ran
-// (write-ahead, DESIGN §7).
+// (write-ahead, docs/security.md).
 package main
 
 import (
