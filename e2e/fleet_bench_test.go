@@ -146,8 +146,8 @@ func BenchmarkFleetApprovalWakeup(b *testing.B) {
 			}
 			f := newFleet(b, o)
 			a, rb := f.daemon(b), f.daemon(b)
-			vault := mcpHTTP(b, a.base+"/mcp/vault", "tok-a1")
-			side := mcpHTTP(b, a.base+"/mcp/side", "tok-a1")
+			vault := mcpHTTP(b, a.base+"/mcp/vault", "tok-a1-0123456789abcdef")
+			side := mcpHTTP(b, a.base+"/mcp/side", "tok-a1-0123456789abcdef")
 			var wake, direct []time.Duration
 			b.ResetTimer()
 			for i := range b.N {

@@ -25,6 +25,11 @@ func (g *Gateway) initAdmin(getenv func(string) string, agentTokens map[string]s
 	if ref != nil {
 		tok, err = ref.Resolve(getenv)
 	}
+	if err == nil && ref != nil {
+		if err := ref.CheckToken("gateway.admin_token", tok); err != nil {
+			return err
+		}
+	}
 	switch {
 	case ref == nil:
 		opts.Off = "the admin API is off: set gateway.admin_token: {env: NAME} in the workspace and export NAME"

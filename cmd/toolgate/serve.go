@@ -66,6 +66,9 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return exitFail
 	}
 	g.SetBaseURL(baseURL(ln.Addr()))
+	if g.Workspace().Gateway.AdminToken == nil {
+		c.log.Warn("gateway.admin_token is not set: the admin API and console are off, so a held call can only be decided with `toolgate approvals -w WORKSPACE`; set gateway.admin_token: {env: NAME} and export NAME to turn them on")
+	}
 	c.log.Info("listening", "addr", ln.Addr().String(), "workspace", path, "agent", *agent)
 	if err := g.Serve(ctx, ln, opts); err != nil {
 		fmt.Fprintf(c.stderr, "toolgate serve: %v\n", err)
