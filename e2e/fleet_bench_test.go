@@ -48,7 +48,7 @@ func benchAudit(b *testing.B, f *fleet, procs, clients int) {
 	}
 	cls := make([]*client.Client, clients)
 	for i := range cls {
-		cls[i] = mcpHTTP(b, ds[i%procs].base+"/mcp/echo", fmt.Sprintf("tok-a%d", i%procs+1))
+		cls[i] = mcpHTTP(b, ds[i%procs].base+"/mcp/echo", fmt.Sprintf("tok-a%d-0123456789abcdef", i%procs+1))
 	}
 	// Warm up every client and process (sessions, the store's connections).
 	for i, cl := range cls {

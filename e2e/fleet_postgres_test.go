@@ -174,7 +174,7 @@ func TestFleetPostgresKillMidBurst(t *testing.T) {
 	var mu sync.Mutex
 	succeeded := map[string]bool{}
 	for i, d := range []*daemon{a, a, a, b, b, b} {
-		cl := mcpHTTP(t, d.base+"/mcp/side", fmt.Sprintf("tok-a%d", i%4+1))
+		cl := mcpHTTP(t, d.base+"/mcp/side", fmt.Sprintf("tok-a%d-0123456789abcdef", i%4+1))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
