@@ -58,12 +58,12 @@ type Session struct {
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 
-	mu         sync.Mutex
-	conn       transport.Conn
-	gen        int
-	ready      bool
-	closed     bool
-	lastErr    error
+	mu      sync.Mutex
+	conn    transport.Conn
+	gen     int
+	ready   bool
+	closed  bool
+	lastErr error
 	// restarting is set while the one restart loop runs: a connection it
 	// tried that dies is its failure, not a new loss. delay is the wait
 	// before its next attempt, kept across losses (see restartStable);
