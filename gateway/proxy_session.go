@@ -59,6 +59,9 @@ func (g *Gateway) proxyHooks(agent string, ps *proxyServer) mcpproxy.Hooks {
 			}
 			g.setServerTools(ps, raws, true)
 		},
-		Health: func(err error) { g.downstreamUp(ps.id, err) },
+		Health: func(err error) {
+			ps.setDownstreamErr(err)
+			g.downstreamUp(ps.id, err)
+		},
 	}
 }
