@@ -116,6 +116,10 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		c.usage()
 		return exitOK
 	}
+	// What a library logs through the standard log package (OpenTelemetry's
+	// export errors) is written in the chosen format too, not as plain
+	// text among JSON lines.
+	slog.SetDefault(c.log)
 	return c.dispatch(ctx, name, rest[1:])
 }
 
