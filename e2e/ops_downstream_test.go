@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -54,18 +53,10 @@ func TestOpsDownstreamFailsToStart(t *testing.T) {
 	ws := writeFile(t, dir, "toolgate.yaml", strings.Replace(opsDownstreamWorkspace, "COMMAND", failingServer(t, flag), 1))
 	d, logs := startLoggedDaemon(t, opsDownstreamEnv, "-w", ws)
 
+	const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
 	post := func(token string) (int, string) {
-		req, _ := http.NewRequest("POST", d.base+"/mcp/broken", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, _, body := postMCP(t, d.base+"/mcp/broken", token, initBody)
+		return code, body
 	}
 	code, body := post("dev-token-0123456789abcdef")
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, `MCP server unavailable: "broken"`) || !strings.Contains(body, "Cannot find module 'left-pad'") {
