@@ -101,7 +101,7 @@ func TestPinnedToolDefinitions(t *testing.T) {
 
 	// Shown in /admin/status and by `toolgate check`.
 	req, _ := http.NewRequest("GET", d.base+"/admin/status", nil)
-	req.Header.Set("Authorization", "Bearer admin-tok")
+	req.Header.Set("Authorization", "Bearer admin-tok-0123456789abcdef")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
