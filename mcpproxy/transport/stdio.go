@@ -98,7 +98,9 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 		case rerr != nil:
 			c.err = rerr
 		default:
-			c.err = &ExitError{Server: cfg.ID, Err: werr, Stderr: c.tail.Lines()}
+			lines := c.tail.Lines()
+			c.err = &ExitError{Server: cfg.ID, Err: werr, Stderr: lines}
+			cfg.Stderr.set(lines)
 		}
 		close(c.done)
 	}()
@@ -151,7 +153,6 @@ func (c *stdioConn) readStderr(r io.Reader) {
 			line = cleanLine(line)
 			log.Debug("mcp server stderr", "server", c.cfg.ID, "line", line)
 			c.tail.add(line)
-			c.cfg.Stderr.add(line)
 		}
 		if err != nil {
 			return
@@ -217,10 +218,22 @@ func (c *stdioConn) Send(ctx context.Context, msg []byte, _ json.RawMessage) err
 			c.kill()
 			return fmt.Errorf("server %q stopped reading its input (a write did not finish within %s); it was stopped", c.cfg.ID, bound)
 		}
+		// A server that exited before reading (it could not start): its
+		// exit, with what it said on stderr, explains more than the
+		// broken pipe does.
+		select {
+		case <-c.done:
+			return c.err
+		case <-time.After(exitExplainWait):
+		}
 		return fmt.Errorf("write to server %q: %w", c.cfg.ID, err)
 	}
 	return nil
 }
+
+// exitExplainWait is how long a failed write waits for the server's exit
+// to explain it.
+const exitExplainWait = time.Second
 
 // writeTimeout bounds one write to the server's stdin.
 func (c *stdioConn) writeTimeout() time.Duration { return min(c.cfg.RequestTimeout(""), stdioWriteMax) }

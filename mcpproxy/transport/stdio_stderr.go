@@ -14,10 +14,11 @@ const StderrLines = 20
 // stderrLineMax bounds one kept line; a longer one is cut.
 const stderrLineMax = 512
 
-// StderrTail keeps the last StderrLines lines a stdio server wrote on
-// stderr, across its restarts: one per declared server (Config.Stderr),
-// so a server that never stays up long enough to answer is still
-// explained by what it printed. It is safe for concurrent use.
+// StderrTail keeps the last StderrLines lines a stdio server's process
+// wrote on stderr. As Config.Stderr, one per declared server, it holds
+// those of the server's last process to exit, so a server that never
+// stays up long enough to answer is still explained by what it printed.
+// It is safe for concurrent use.
 type StderrTail struct {
 	mu    sync.Mutex
 	lines []string
@@ -36,6 +37,16 @@ func (t *StderrTail) add(line string) {
 		t.lines = t.lines[:StderrLines-1]
 	}
 	t.lines = append(t.lines, line)
+}
+
+// set replaces the kept lines with lines (a process's, at its exit).
+func (t *StderrTail) set(lines []string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines[:0], lines...)
 }
 
 // Lines returns the kept lines, oldest first.

@@ -233,8 +233,13 @@ func TestStderrTail(t *testing.T) {
 	if lines[StderrLines-1] != "Error: Cannot find module 'x'" {
 		t.Errorf("last line %q", lines[StderrLines-1])
 	}
+	if len(shared.Lines()) != 0 {
+		t.Error("the server's tail holds lines before its process exited")
+	}
+	shared.set(lines)
+	shared.set(lines) // a second process's exit replaces, never appends
 	if !slices.Equal(shared.Lines(), lines) {
-		t.Error("the server's shared tail differs from the process's")
+		t.Error("the server's tail differs from its last process's")
 	}
 	err := error(&ExitError{Server: "x", Err: errors.New("exit status 1"), Stderr: lines})
 	wrapped := fmt.Errorf("listing: %w", err)
