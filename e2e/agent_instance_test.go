@@ -33,9 +33,9 @@ agents:
       - op: tool:json-tools:edit-in-place
 `)
 	writeFile(t, dir, "data.json", `{"a":1}`)
-	d := startDaemon(t, []string{"BOUNDED_TOKEN=bounded-token"}, "-w", filepath.Join(dir, "toolgate.yaml"), "--agent", "bounded")
+	d := startDaemon(t, []string{"BOUNDED_TOKEN=bounded-token-0123456789abcdef"}, "-w", filepath.Join(dir, "toolgate.yaml"), "--agent", "bounded")
 
-	cl := mcpHTTP(t, d.base+"/mcp/json-tools", "bounded-token")
+	cl := mcpHTTP(t, d.base+"/mcp/json-tools", "bounded-token-0123456789abcdef")
 	list, err := cl.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func TestAuditFourInstancesOneChain(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(agents))
 	for _, a := range agents {
-		tok := a + "-secret-token"
+		tok := a + "-secret-token-0123456789"
 		d := startDaemon(t, []string{strings.ToUpper(a) + "_TOKEN=" + tok}, "-w", ws, "--agent", a)
 		cl := mcpHTTP(t, d.base+"/mcp/echo", tok)
 		wg.Add(1)

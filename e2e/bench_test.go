@@ -19,8 +19,8 @@ func BenchmarkQueryPaired(b *testing.B) {
 	dir := b.TempDir()
 	writeFile(b, dir, "toolgate.yaml", "version: 1\ncommand_packs:\n  - use: bundled/json-tools\nagents:\n  - id: reader\n    token: {env: READER_TOKEN}\n    grants: [pack:json-tools]\n")
 	writeFile(b, dir, "data.json", `{"items":[{"name":"a"},{"name":"b"}]}`)
-	d := startDaemon(b, []string{"READER_TOKEN=bench-token"}, "-w", filepath.Join(dir, "toolgate.yaml"))
-	cl := mcpHTTP(b, d.base+"/mcp/json-tools", "bench-token")
+	d := startDaemon(b, []string{"READER_TOKEN=bench-token-0123456789abcdef"}, "-w", filepath.Join(dir, "toolgate.yaml"))
+	cl := mcpHTTP(b, d.base+"/mcp/json-tools", "bench-token-0123456789abcdef")
 	args := map[string]any{"filter": ".items[].name", "file": "data.json"}
 	direct := func() {
 		cmd := exec.Command("jq", ".items[].name", "data.json")

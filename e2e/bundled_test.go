@@ -101,7 +101,7 @@ type bundledEnv struct {
 }
 
 func (b *bundledEnv) client(t *testing.T, surface string) *client.Client {
-	return mcpHTTP(t, b.d.base+"/mcp/"+surface, "dev-token")
+	return mcpHTTP(t, b.d.base+"/mcp/"+surface, "dev-token-0123456789abcdef")
 }
 
 // startBundled lays out a workspace with a real git repository and a
@@ -126,7 +126,7 @@ func startBundled(t *testing.T) *bundledEnv {
 	writeFile(t, tree, "b.txt", "no match here\nneedle in text\n")
 	writeFile(t, tree, "big.go", strings.Repeat("needle ", 200)+"\n")
 	writeFile(t, dir, "data.json", `{"name":"toolgate","version":1,"tags":["a","b"]}`)
-	env := []string{"DEV_TOKEN=dev-token", "E2E_GH_TOKEN=" + ghSecret,
+	env := []string{"DEV_TOKEN=dev-token-0123456789abcdef", "E2E_GH_TOKEN=" + ghSecret,
 		"PATH=" + standins + string(os.PathListSeparator) + os.Getenv("PATH")}
 	return &bundledEnv{dir: dir, d: startDaemon(t, env, "-w", filepath.Join(dir, "toolgate.yaml"))}
 }

@@ -39,7 +39,7 @@ agents:
 `)
 	in := filepath.Join(dir, "in.jsonl")
 	out := filepath.Join(dir, "out.jsonl")
-	cfg := `{"mcpServers":{"json-tools":{"type":"stdio","command":"sh","args":["-c","tee ` + in + ` | ` + binary + ` serve -w ` + ws + ` --agent reader --stdio --surface json-tools | tee ` + out + `"],"env":{"READER_TOKEN":"x"}}}}`
+	cfg := `{"mcpServers":{"json-tools":{"type":"stdio","command":"sh","args":["-c","tee ` + in + ` | ` + binary + ` serve -w ` + ws + ` --agent reader --stdio --surface json-tools | tee ` + out + `"],"env":{"READER_TOKEN":"reader-token-0123456789"}}}}`
 	mc := writeFile(t, dir, "mcp.json", cfg)
 	data := writeFile(t, dir, "data.json", `{"name":"toolgate"}`)
 	model := scriptedmodel.Start(scriptedmodel.Options{MainTool: "mcp__json-tools__query", FinalText: "all done", Turns: []scriptedmodel.Turn{

@@ -79,7 +79,7 @@ mcp_servers:
       - pack:escape
 ` + grants.String()
 	writeFile(t, dir, "toolgate.yaml", ws)
-	e.d = startDaemon(t, []string{"DEV_TOKEN=dev-token", "TOOLGATE_CONTAINMENT=" + mode}, "-w", filepath.Join(dir, "toolgate.yaml"))
+	e.d = startDaemon(t, []string{"DEV_TOKEN=dev-token-0123456789abcdef", "TOOLGATE_CONTAINMENT=" + mode}, "-w", filepath.Join(dir, "toolgate.yaml"))
 	t.Cleanup(e.killLeftovers)
 	return e
 }
@@ -188,7 +188,7 @@ func eachContainment(t *testing.T, body func(t *testing.T, e *containEnv)) {
 func TestContainPackCall(t *testing.T) {
 	t.Parallel()
 	eachContainment(t, func(t *testing.T, e *containEnv) {
-		cl := mcpHTTP(t, e.d.base+"/mcp/escape", "dev-token")
+		cl := mcpHTTP(t, e.d.base+"/mcp/escape", "dev-token-0123456789abcdef")
 		for _, tech := range techniques {
 			what := "call-" + tech
 			text, isErr, _, err := call(t, cl, "run", map[string]any{"technique": tech, "file": e.file(what)})
@@ -212,7 +212,7 @@ func TestContainStdioSession(t *testing.T) {
 	eachContainment(t, func(t *testing.T, e *containEnv) {
 		for _, tech := range techniques {
 			what := "stdio-" + tech
-			s := rawConnect(t, e.d.base+"/mcp/esc-"+tech, "dev-token")
+			s := rawConnect(t, e.d.base+"/mcp/esc-"+tech, "dev-token-0123456789abcdef")
 			// The server may already be gone (in session mode an orphaned
 			// server is killed at once): the answer does not matter.
 			_ = s.request("tools/list", map[string]any{})
@@ -234,7 +234,7 @@ func TestContainStdioSession(t *testing.T) {
 func TestContainBackgroundJob(t *testing.T) {
 	t.Parallel()
 	eachContainment(t, func(t *testing.T, e *containEnv) {
-		cl := mcpHTTP(t, e.d.base+"/mcp/escape", "dev-token")
+		cl := mcpHTTP(t, e.d.base+"/mcp/escape", "dev-token-0123456789abcdef")
 		ids := map[string]string{}
 		for _, tech := range techniques {
 			what := "job-" + tech

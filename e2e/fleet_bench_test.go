@@ -48,7 +48,7 @@ func benchAudit(b *testing.B, f *fleet, procs, clients int) {
 	}
 	cls := make([]*client.Client, clients)
 	for i := range cls {
-		cls[i] = mcpHTTP(b, ds[i%procs].base+"/mcp/echo", fmt.Sprintf("tok-a%d", i%procs+1))
+		cls[i] = mcpHTTP(b, ds[i%procs].base+"/mcp/echo", fmt.Sprintf("tok-a%d-0123456789abcdef", i%procs+1))
 	}
 	// Warm up every client and process (sessions, the store's connections).
 	for i, cl := range cls {
@@ -146,8 +146,8 @@ func BenchmarkFleetApprovalWakeup(b *testing.B) {
 			}
 			f := newFleet(b, o)
 			a, rb := f.daemon(b), f.daemon(b)
-			vault := mcpHTTP(b, a.base+"/mcp/vault", "tok-a1")
-			side := mcpHTTP(b, a.base+"/mcp/side", "tok-a1")
+			vault := mcpHTTP(b, a.base+"/mcp/vault", "tok-a1-0123456789abcdef")
+			side := mcpHTTP(b, a.base+"/mcp/side", "tok-a1-0123456789abcdef")
 			var wake, direct []time.Duration
 			b.ResetTimer()
 			for i := range b.N {

@@ -121,7 +121,7 @@ func newFleet(t testing.TB, o fleetOptions) *fleet {
 	}
 	dir := t.TempDir()
 	f := &fleet{dir: dir, side: filepath.Join(dir, "side.log"),
-		env: []string{"TG_ADMIN_TOKEN=" + adminToken, "A1_TOKEN=tok-a1", "A2_TOKEN=tok-a2", "A3_TOKEN=tok-a3", "A4_TOKEN=tok-a4"}}
+		env: []string{"TG_ADMIN_TOKEN=" + adminToken, "A1_TOKEN=tok-a1-0123456789abcdef", "A2_TOKEN=tok-a2-0123456789abcdef", "A3_TOKEN=tok-a3-0123456789abcdef", "A4_TOKEN=tok-a4-0123456789abcdef"}}
 	stateBlock := ""
 	if dsn != "" {
 		stateBlock = "  state: {postgres: {dsn: {env: FLEET_DSN}}}"

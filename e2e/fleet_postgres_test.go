@@ -29,7 +29,7 @@ func TestFleetPostgresReplicas(t *testing.T) {
 	a, b := f.daemon(t), f.daemon(t)
 	stdio := mcpStdio(t, f.env, "serve", "-w", f.ws, "--agent", "a3", "--stdio", "--surface", "vault")
 
-	onA := mcpHTTP(t, a.base+"/mcp/vault", "tok-a1")
+	onA := mcpHTTP(t, a.base+"/mcp/vault", "tok-a1-0123456789abcdef")
 	held := callAsync(t, onA, "stash", map[string]any{"item": "held-on-a"}, nil)
 	p := pendingOn(t, b, "a1")
 	var decided pendingEntry
@@ -53,9 +53,9 @@ func TestFleetPostgresReplicas(t *testing.T) {
 
 	// The same call of one agent waiting on both replicas: one request,
 	// one approval, one run; the other opens a new request, denied here.
-	twinA := callAsync(t, mcpHTTP(t, a.base+"/mcp/vault", "tok-a2"), "stash", map[string]any{"item": "twin"}, nil)
+	twinA := callAsync(t, mcpHTTP(t, a.base+"/mcp/vault", "tok-a2-0123456789abcdef"), "stash", map[string]any{"item": "twin"}, nil)
 	first := pendingOn(t, b, "a2")
-	twinB := callAsync(t, mcpHTTP(t, b.base+"/mcp/vault", "tok-a2"), "stash", map[string]any{"item": "twin"}, nil)
+	twinB := callAsync(t, mcpHTTP(t, b.base+"/mcp/vault", "tok-a2-0123456789abcdef"), "stash", map[string]any{"item": "twin"}, nil)
 	// Whether B's call joined the request before the approval or comes
 	// after it, the approval is used once: the other call opens a new one.
 	if code := adminJSON(t, a, "POST", "/admin/approvals/"+first.ID+"/approve", nil); code != http.StatusOK {
@@ -92,9 +92,9 @@ func TestFleetPostgresOneChain(t *testing.T) {
 	a, b := f.daemon(t), f.daemon(t)
 	inst := f.daemon(t, "--agent", "a3")
 	clients := map[string]*client.Client{
-		"a1": mcpHTTP(t, a.base+"/mcp/echo", "tok-a1"),
-		"a2": mcpHTTP(t, b.base+"/mcp/echo", "tok-a2"),
-		"a3": mcpHTTP(t, inst.base+"/mcp/echo", "tok-a3"),
+		"a1": mcpHTTP(t, a.base+"/mcp/echo", "tok-a1-0123456789abcdef"),
+		"a2": mcpHTTP(t, b.base+"/mcp/echo", "tok-a2-0123456789abcdef"),
+		"a3": mcpHTTP(t, inst.base+"/mcp/echo", "tok-a3-0123456789abcdef"),
 		"a4": mcpStdio(t, f.env, "serve", "-w", f.ws, "--agent", "a4", "--stdio", "--surface", "echo"),
 	}
 	start := time.Now()
@@ -174,7 +174,7 @@ func TestFleetPostgresKillMidBurst(t *testing.T) {
 	var mu sync.Mutex
 	succeeded := map[string]bool{}
 	for i, d := range []*daemon{a, a, a, b, b, b} {
-		cl := mcpHTTP(t, d.base+"/mcp/side", fmt.Sprintf("tok-a%d", i%4+1))
+		cl := mcpHTTP(t, d.base+"/mcp/side", fmt.Sprintf("tok-a%d-0123456789abcdef", i%4+1))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -232,7 +232,7 @@ func TestFleetPostgresOutage(t *testing.T) {
 	pg := pgtest.Need(t) // its own cluster: this test stops it
 	f := newFleet(t, fleetOptions{dsn: pg.NewDatabase(t)})
 	d := f.daemon(t)
-	cl := mcpHTTP(t, d.base+"/mcp/side", "tok-a1")
+	cl := mcpHTTP(t, d.base+"/mcp/side", "tok-a1-0123456789abcdef")
 	type outcome struct {
 		n      string
 		ok     bool
@@ -374,7 +374,7 @@ func TestFleetPostgresTasks(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t, fleetOptions{dsn: fleetDSN(t)})
 	a, b := f.daemon(t), f.daemon(t)
-	created := modernCall(t, a.base+"/mcp/vault", "tok-a1", "tools/call", "stash", map[string]any{"name": "stash", "arguments": map[string]any{"item": "as-a-task"}})
+	created := modernCall(t, a.base+"/mcp/vault", "tok-a1-0123456789abcdef", "tools/call", "stash", map[string]any{"name": "stash", "arguments": map[string]any{"item": "as-a-task"}})
 	res, _ := created["result"].(map[string]any)
 	id, _ := res["taskId"].(string)
 	if res["resultType"] != "task" || id == "" {
@@ -383,10 +383,10 @@ func TestFleetPostgresTasks(t *testing.T) {
 	get := func(d *daemon, token string) map[string]any {
 		return modernCall(t, d.base+"/mcp/vault", token, "tasks/get", id, map[string]any{"taskId": id})
 	}
-	if r, _ := get(b, "tok-a1")["result"].(map[string]any); r["status"] != "working" {
+	if r, _ := get(b, "tok-a1-0123456789abcdef")["result"].(map[string]any); r["status"] != "working" {
 		t.Fatalf("tasks/get on B: %v", r)
 	}
-	if e := get(b, "tok-a2")["error"]; e == nil {
+	if e := get(b, "tok-a2-0123456789abcdef")["error"]; e == nil {
 		t.Fatal("another agent read the task")
 	}
 	p := pendingOn(t, b, "a1")
@@ -395,7 +395,7 @@ func TestFleetPostgresTasks(t *testing.T) {
 	}
 	var done map[string]any
 	waitFor(t, 30*time.Second, "the task to complete", func() bool {
-		done, _ = get(b, "tok-a1")["result"].(map[string]any)
+		done, _ = get(b, "tok-a1-0123456789abcdef")["result"].(map[string]any)
 		return done["status"] == "completed"
 	})
 	if r, _ := done["result"].(map[string]any); r == nil || r["isError"] == true {

@@ -99,9 +99,9 @@ func TestMetricsAndTraces(t *testing.T) {
 	sink := newOTLPSink(t)
 	dir := t.TempDir()
 	ws := writeFile(t, dir, "toolgate.yaml", strings.Replace(observeWorkspace, "DOWNURL", down.URL, 1))
-	d := startFleetDaemon(t, ws, []string{"READER_TOKEN=reader-tok", "ADMIN_TOKEN=admin-tok",
+	d := startFleetDaemon(t, ws, []string{"READER_TOKEN=reader-tok-0123456789abcdef", "ADMIN_TOKEN=admin-tok-0123456789abcdef",
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + sink.srv.URL, "OTEL_SERVICE_NAME=toolgate-e2e", "OTEL_BSP_SCHEDULE_DELAY=100"})
-	s := rawConnect(t, d.base+"/mcp/down", "reader-tok")
+	s := rawConnect(t, d.base+"/mcp/down", "reader-tok-0123456789abcdef")
 
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	var r struct {
@@ -175,10 +175,10 @@ func TestMetricsAndTraces(t *testing.T) {
 	if code, _ := scrape(t, d.base, ""); code != http.StatusUnauthorized {
 		t.Fatalf("/metrics without the admin token: HTTP %d", code)
 	}
-	if code, _ := scrape(t, d.base, "reader-tok"); code != http.StatusUnauthorized {
+	if code, _ := scrape(t, d.base, "reader-tok-0123456789abcdef"); code != http.StatusUnauthorized {
 		t.Fatalf("/metrics with an agent token: HTTP %d", code)
 	}
-	code, fams := scrape(t, d.base, "admin-tok")
+	code, fams := scrape(t, d.base, "admin-tok-0123456789abcdef")
 	if code != 200 {
 		t.Fatalf("/metrics: HTTP %d", code)
 	}
@@ -204,7 +204,7 @@ func TestMetricsAndTraces(t *testing.T) {
 	}
 	s.close()
 	waitFor(t, 10*time.Second, "the closed session to leave the gauge", func() bool {
-		_, fams := scrape(t, d.base, "admin-tok")
+		_, fams := scrape(t, d.base, "admin-tok-0123456789abcdef")
 		v, ok := value(fams, "toolgate_sessions_open", map[string]string{"surface": "down"})
 		return ok && v == 0
 	})

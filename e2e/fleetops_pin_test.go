@@ -53,9 +53,9 @@ func TestPinnedToolDefinitions(t *testing.T) {
 	if r := toolgate(t, dir, nil, "pin", "-w", ws); r.code != 0 || !strings.Contains(r.stdout, "wrote 3 tool pins") {
 		t.Fatalf("toolgate pin: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	env := []string{"READER_TOKEN=reader-tok", "ADMIN_TOKEN=admin-tok"}
+	env := []string{"READER_TOKEN=reader-tok-0123456789abcdef", "ADMIN_TOKEN=admin-tok-0123456789abcdef"}
 	d := startFleetDaemon(t, ws, env)
-	s := rawConnect(t, d.base+"/mcp/down", "reader-tok")
+	s := rawConnect(t, d.base+"/mcp/down", "reader-tok-0123456789abcdef")
 	if names, _ := s.rawTools(); !slices.Contains(names, "greet") {
 		t.Fatalf("pinned greet not listed: %v", names)
 	}
@@ -108,7 +108,7 @@ func TestPinnedToolDefinitions(t *testing.T) {
 
 	// Shown in /admin/status and by `toolgate check`.
 	req, _ := http.NewRequest("GET", d.base+"/admin/status", nil)
-	req.Header.Set("Authorization", "Bearer admin-tok")
+	req.Header.Set("Authorization", "Bearer admin-tok-0123456789abcdef")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -153,10 +153,10 @@ func startJobs(t *testing.T) *jobsEnv {
 	standins := buildStandins(t)
 	dir := t.TempDir()
 	writeFile(t, dir, "toolgate.yaml", strings.ReplaceAll(jobsWorkspace, "JOBBER", filepath.Join(standins, "jobber")))
-	env := []string{"ALICE_TOKEN=alice-token", "BOB_TOKEN=bob-token", "CAROL_TOKEN=carol-token"}
+	env := []string{"ALICE_TOKEN=alice-token-0123456789abcdef", "BOB_TOKEN=bob-token-0123456789abcdef", "CAROL_TOKEN=carol-token-0123456789abcdef"}
 	e := &jobsEnv{dir: dir, d: startDaemon(t, env, "-w", filepath.Join(dir, "toolgate.yaml")), clients: map[string]*client.Client{}}
 	for _, a := range []string{"alice", "bob", "carol"} {
-		e.clients[a] = mcpHTTP(t, e.d.base+"/mcp/work", a+"-token")
+		e.clients[a] = mcpHTTP(t, e.d.base+"/mcp/work", a+"-token-0123456789abcdef")
 	}
 	return e
 }

@@ -90,12 +90,12 @@ func startHardening(t *testing.T) *hardeningEnv {
 	writeFile(t, dir, "toolgate.yaml", strings.ReplaceAll(hardeningWorkspace, "DETACHER", detacher))
 	writeFile(t, dir, "data/in.json", `{"a": 1, "where": "inside"}`)
 	writeFile(t, dir, "outside/secret.json", `{"where": "OUTSIDE"}`)
-	env := []string{"DEV_TOKEN=dev-token", "E2E_SECRET=" + hardeningSecret}
+	env := []string{"DEV_TOKEN=dev-token-0123456789abcdef", "E2E_SECRET=" + hardeningSecret}
 	return &hardeningEnv{dir: dir, env: env, d: startDaemon(t, env, "-w", filepath.Join(dir, "toolgate.yaml"))}
 }
 
 func (e *hardeningEnv) client(t *testing.T, surface string) *client.Client {
-	return mcpHTTP(t, e.d.base+"/mcp/"+surface, "dev-token")
+	return mcpHTTP(t, e.d.base+"/mcp/"+surface, "dev-token-0123456789abcdef")
 }
 
 // TestPacksPathWithinRace: data/race flips between a file and a symlink to
@@ -346,7 +346,7 @@ func TestPacksProcessTree(t *testing.T) {
 	// A gateway killed outright cannot stop anything itself: the
 	// supervisor sees its control pipe close.
 	k := startDaemon(t, e.env, "-w", filepath.Join(e.dir, "toolgate.yaml"))
-	kc := mcpHTTP(t, k.base+"/mcp/tree", "dev-token")
+	kc := mcpHTTP(t, k.base+"/mcp/tree", "dev-token-0123456789abcdef")
 	p = pidFile()
 	if text, isErr, _, err := call(t, kc, "start", map[string]any{"pidfile": p}); err != nil || isErr {
 		t.Fatalf("start: %v %s", err, text)

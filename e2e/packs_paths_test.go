@@ -55,7 +55,7 @@ agents:
 #GRANT
 `
 
-var pathsEnv = []string{"TG_ADMIN_TOKEN=" + adminToken, "DEV_TOKEN=dev-token"}
+var pathsEnv = []string{"TG_ADMIN_TOKEN=" + adminToken, "DEV_TOKEN=dev-token-0123456789abcdef"}
 
 // pathsDir is a workspace directory with data/ (the root) and outside/
 // beside it, holding the marker.
@@ -165,7 +165,7 @@ func TestPathWithinComposedReloadRefused(t *testing.T) {
 	ws := filepath.Join(dir, "toolgate.yaml")
 	writeFile(t, dir, "data/in.txt", "inside\n")
 	d, logs := startLoggedDaemon(t, pathsEnv, "-w", ws)
-	cl := mcpHTTP(t, d.base+"/mcp/files", "dev-token")
+	cl := mcpHTTP(t, d.base+"/mcp/files", "dev-token-0123456789abcdef")
 	if text, isErr, _, err := call(t, cl, "cat", map[string]any{"path": "data/in.txt"}); err != nil || isErr || text != "inside\n" {
 		t.Fatalf("cat before the reload: %q %v %v", text, isErr, err)
 	}
@@ -234,7 +234,7 @@ func TestPathWithinCreates(t *testing.T) {
 	}
 	outsideBefore := dirNames(t, filepath.Join(dir, "outside"))
 	d := startDaemon(t, pathsEnv, "-w", filepath.Join(dir, "toolgate.yaml"))
-	cl := mcpHTTP(t, d.base+"/mcp/files", "dev-token")
+	cl := mcpHTTP(t, d.base+"/mcp/files", "dev-token-0123456789abcdef")
 	refused := []struct{ out, want string }{
 		{"data/nodir/sorted.txt", `parameter "out": "data/nodir/sorted.txt" does not exist, and neither does its directory; create the directory first`},
 		{"data/../outside/new.txt", "is not within"},

@@ -30,8 +30,8 @@ agents:
     token: {env: WRITER_TOKEN}
     grants: [tool:confhttp:echo, tool:confhttp:calls, tool:confhttp:delete_all]
 `)
-	d := startDaemon(t, []string{"WRITER_TOKEN=wt"}, "-w", ws)
-	s := rawConnect(t, d.base+"/mcp/confhttp", "wt")
+	d := startDaemon(t, []string{"WRITER_TOKEN=wt-0123456789abcdef"}, "-w", ws)
+	s := rawConnect(t, d.base+"/mcp/confhttp", "wt-0123456789abcdef")
 	defer s.close()
 
 	before, _ := s.callText("calls", nil)

@@ -29,8 +29,8 @@ agents:
         param_constraints: {text: {enum: [hello]}}
       - tool:confsse:calls
 `)
-	d := startDaemon(t, []string{"READER_TOKEN=rt"}, "-w", ws)
-	s := rawConnect(t, d.base+"/mcp/confsse", "rt")
+	d := startDaemon(t, []string{"READER_TOKEN=rt-0123456789abcdef"}, "-w", ws)
+	s := rawConnect(t, d.base+"/mcp/confsse", "rt-0123456789abcdef")
 	defer s.close()
 	names, _ := s.rawTools()
 	slices.Sort(names)

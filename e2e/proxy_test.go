@@ -51,13 +51,13 @@ mcp_servers:
 func TestProxyGovernsTools(t *testing.T) {
 	httpURL := startConfHTTP(t)
 	ws := proxyWorkspace(t, httpURL, "")
-	d := startDaemon(t, []string{"READER_TOKEN=rt"}, "-w", ws)
+	d := startDaemon(t, []string{"READER_TOKEN=rt-0123456789abcdef"}, "-w", ws)
 	direct := rawConnect(t, httpURL, "")
 	_, directTools := direct.rawTools()
 
 	for _, server := range []string{"confhttp", "confstdio"} {
 		t.Run(server, func(t *testing.T) {
-			s := rawConnect(t, d.base+"/mcp/"+server, "rt")
+			s := rawConnect(t, d.base+"/mcp/"+server, "rt-0123456789abcdef")
 			defer s.close()
 			names, tools := s.rawTools()
 			want := []string{"echo", "calls", "delete_all", "json_schema_2020_12_tool"}

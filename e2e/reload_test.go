@@ -66,7 +66,7 @@ func TestReloadWorkspace(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t, fleetOptions{wait: "2s"})
 	d, logs := startLoggedDaemon(t, f.env, "-w", f.ws)
-	onDaemon := mcpHTTP(t, d.base+"/mcp/echo", "tok-a1")
+	onDaemon := mcpHTTP(t, d.base+"/mcp/echo", "tok-a1-0123456789abcdef")
 	stdio := mcpStdio(t, f.env, "serve", "-w", f.ws, "--agent", "a2", "--stdio", "--surface", "echo")
 	say := func(who string) (string, bool) {
 		cl := onDaemon
@@ -128,7 +128,7 @@ func TestReloadWorkspace(t *testing.T) {
 	}
 
 	// An approval granted before a reload does not run after it.
-	vault := mcpHTTP(t, d.base+"/mcp/vault", "tok-a1")
+	vault := mcpHTTP(t, d.base+"/mcp/vault", "tok-a1-0123456789abcdef")
 	args := map[string]any{"item": "approved-before-reload"}
 	text, _, _, err := call(t, vault, "stash", args)
 	id := approvalIDPattern.FindString(text)

@@ -93,7 +93,7 @@ agents:
         param_constraints: {file: {path_within: data}}
       - tool:stdiosrv:pid
 `, conf, httpURL))
-	tokens := map[string]string{"alice": "soak-alice", "bob": "soak-bob", "mallory": "soak-mallory"}
+	tokens := map[string]string{"alice": "soak-alice-0123456789", "bob": "soak-bob-0123456789", "mallory": "soak-mallory-0123456789"}
 	env := []string{"TG_ADMIN_TOKEN=" + adminToken, "ALICE_TOKEN=" + tokens["alice"], "BOB_TOKEN=" + tokens["bob"], "MALLORY_TOKEN=" + tokens["mallory"]}
 	d := startDaemon(t, env, "-w", ws)
 	pid := d.cmd.Process.Pid

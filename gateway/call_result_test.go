@@ -69,14 +69,14 @@ agents:
 	if err := os.WriteFile(filepath.Join(dir, "d.json"), []byte(`{"`+markup+`":1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"READER": "reader-tok", "PATH": os.Getenv("PATH")}
+	env := map[string]string{"READER": "reader-token-0123456789", "PATH": os.Getenv("PATH")}
 	g, err := Open(context.Background(), filepath.Join(dir, "toolgate.yaml"), Options{Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	pack := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/json-tools", "reader-tok"}
-	memory := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/memory", "reader-tok"}
+	pack := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/json-tools", "reader-token-0123456789"}
+	memory := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/memory", "reader-token-0123456789"}
 
 	// The pack: keys prints ["<b>&amp;</b>"]; parse: json makes it
 	// structuredContent too.

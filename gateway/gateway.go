@@ -158,7 +158,10 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		watchEvery: opts.WatchEvery,
 		streams:    mcpserve.NewStreamCaps(ws.Gateway.Streams.MaxPerAgentOrDefault(), ws.Gateway.Streams.MaxTotalOrDefault()),
 	}
-	tokens := g.agentTokens(ws)
+	tokens, err := g.agentTokens(ws)
+	if err != nil {
+		return nil, err
+	}
 	if g.auth, err = g.newAuthenticator(ws, tokens); err != nil {
 		return nil, err
 	}
@@ -195,9 +198,13 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 }
 
 // agentTokens resolves the bearer token of every agent that declares one;
-// an agent whose token cannot be read cannot connect to the daemon.
-func (g *Gateway) agentTokens(ws *workspace.Workspace) map[string]string {
+// an agent whose token cannot be read cannot connect to the daemon (a
+// warning: another process of the deployment may be the one that reads
+// it), and a token that can be read but is too short to be a secret
+// refuses the whole load.
+func (g *Gateway) agentTokens(ws *workspace.Workspace) (map[string]string, error) {
 	tokens := map[string]string{}
+	var short []error
 	for _, a := range ws.Agents {
 		if a.Token == nil {
 			continue
@@ -207,9 +214,13 @@ func (g *Gateway) agentTokens(ws *workspace.Workspace) map[string]string {
 			g.log.Warn("agent token unavailable; the agent cannot connect to the daemon", "agent", a.ID, "err", err)
 			continue
 		}
+		if err := a.Token.CheckToken(fmt.Sprintf("agent %q's token", a.ID), tok); err != nil {
+			short = append(short, err)
+			continue
+		}
 		tokens[a.ID] = tok
 	}
-	return tokens
+	return tokens, errors.Join(short...)
 }
 
 // Workspace returns the declarations in force (the last good reload's).

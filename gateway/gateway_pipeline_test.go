@@ -10,7 +10,7 @@ import (
 // API on.
 func TestApproveHint(t *testing.T) {
 	t.Parallel()
-	on := openYAML(t, adminWorkspace, map[string]string{"ADMIN": "admin-tok", "READER": "reader-tok"})
+	on := openYAML(t, adminWorkspace, map[string]string{"ADMIN": "admin-token-0123456789", "READER": "reader-token-0123456789"})
 	if h := on.approveHint("ap-1"); !strings.Contains(h, "toolgate approvals -w ") || !strings.HasSuffix(h, "approve ap-1`") {
 		t.Errorf("before listening: %s", h)
 	}

@@ -100,7 +100,7 @@ func openAdminGateway(t *testing.T, yaml string, env map[string]string) (*Gatewa
 
 func adminServer(t *testing.T) (*Gateway, *httptest.Server) {
 	t.Helper()
-	g, err := openAdminGateway(t, adminWorkspace, map[string]string{"ADMIN": "admin-tok", "READER": "reader-tok"})
+	g, err := openAdminGateway(t, adminWorkspace, map[string]string{"ADMIN": "admin-token-0123456789", "READER": "reader-token-0123456789"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func events(t *testing.T, g *Gateway) []audit.Event {
 // openProxyGateway opens a gateway proxying the conformance server over
 // stdio as surface conf: agent tester holds the whole server, agent narrow
 // only echo, with text at most 8 characters. It answers HTTP as the
-// daemon (tokens testerToken and narrow-tok).
+// daemon (tokens testerToken and narrow-token-0123456789).
 func openProxyGateway(t *testing.T) *Gateway {
 	t.Helper()
 	bin := buildConformanceServer(t)
@@ -254,7 +254,7 @@ agents:
     grants:
       - op: tool:conf:echo
         param_constraints: {text: {max_length: 8}}
-`, map[string]string{"TESTER": testerToken, "NARROW": "narrow-tok"})
+`, map[string]string{"TESTER": testerToken, "NARROW": "narrow-token-0123456789"})
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }

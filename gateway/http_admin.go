@@ -48,6 +48,11 @@ func (g *Gateway) initAdmin(getenv func(string) string, agentTokens map[string]s
 	if ref != nil {
 		tok, err = ref.Resolve(getenv)
 	}
+	if err == nil && ref != nil {
+		if err := ref.CheckToken("gateway.admin_token", tok); err != nil {
+			return err
+		}
+	}
 	switch {
 	case ref == nil:
 	case err != nil || tok == "":

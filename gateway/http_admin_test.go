@@ -26,9 +26,9 @@ func TestAdminAuth(t *testing.T) {
 		hdr  map[string]string
 		want int
 	}{
-		{"admin token", "/admin/status", map[string]string{"Authorization": "Bearer admin-tok"}, 200},
+		{"admin token", "/admin/status", map[string]string{"Authorization": "Bearer admin-token-0123456789"}, 200},
 		{"agent token", "/admin/approvals", map[string]string{"Authorization": "Bearer reader-tok"}, 401},
-		{"admin token from a foreign origin", "/admin/status", map[string]string{"Authorization": "Bearer admin-tok", "Origin": "https://evil.example"}, 403},
+		{"admin token from a foreign origin", "/admin/status", map[string]string{"Authorization": "Bearer admin-token-0123456789", "Origin": "https://evil.example"}, 403},
 		{"console", "/ui/", nil, 200},
 	}
 	for _, c := range cases {
@@ -40,7 +40,7 @@ func TestAdminAuth(t *testing.T) {
 
 func TestAdminTokenProblems(t *testing.T) {
 	t.Parallel()
-	if _, err := openAdminGateway(t, adminWorkspace, map[string]string{"ADMIN": "same", "READER": "same"}); err == nil || !strings.Contains(err.Error(), "same value as agent \"reader\"") {
+	if _, err := openAdminGateway(t, adminWorkspace, map[string]string{"ADMIN": "same-secret-0123456789", "READER": "same-secret-0123456789"}); err == nil || !strings.Contains(err.Error(), "same value as agent \"reader\"") {
 		t.Errorf("admin token equal to an agent's: err = %v", err)
 	}
 	g, err := openAdminGateway(t, strings.Replace(adminWorkspace, "  admin_token: {env: ADMIN}\n", "", 1), nil)
@@ -67,7 +67,7 @@ func TestAuditQuery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resp := do(t, "GET", srv.URL+"/admin/audit?agent=reader", map[string]string{"Authorization": "Bearer admin-tok"}, "")
+	resp := do(t, "GET", srv.URL+"/admin/audit?agent=reader", map[string]string{"Authorization": "Bearer admin-token-0123456789"}, "")
 	var got []audit.Event
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || len(got) != 2 || got[0].Seq != 1 || got[1].Seq != 3 {
 		t.Fatalf("%s: %+v %v", resp.Status, got, err)
@@ -90,7 +90,7 @@ func dialFeed(t *testing.T, srv *httptest.Server, query string, hdr http.Header)
 func TestConsoleFeedStreamsFilteredEvents(t *testing.T) {
 	t.Parallel()
 	g, srv := adminServer(t)
-	conn, _, err := dialFeed(t, srv, "?decision=deny", http.Header{"Authorization": {"Bearer admin-tok"}})
+	conn, _, err := dialFeed(t, srv, "?decision=deny", http.Header{"Authorization": {"Bearer admin-token-0123456789"}})
 	if err != nil {
 		t.Fatal(err)
 	}

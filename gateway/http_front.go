@@ -65,6 +65,12 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(g.tracer.Extract(r.Context(), nil, r.Header))
 	e, ok := g.endpoint(r.Context(), agent, r.PathValue("surface"))
 	if !ok {
+		if err := g.unavailable(agent, r.PathValue("surface")); err != nil {
+			// A server this agent is granted is down: say which and why,
+			// rather than that the endpoint does not exist.
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		// The same answer for a surface that does not exist and one this
 		// agent holds nothing on: existence is not disclosed.
 		http.Error(w, "no such MCP endpoint for this agent: /mcp/"+r.PathValue("surface"), http.StatusNotFound)

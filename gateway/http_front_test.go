@@ -12,7 +12,7 @@ import (
 // holds nothing on.
 func TestHTTPFront(t *testing.T) {
 	t.Parallel()
-	g := openYAML(t, adminWorkspace, map[string]string{"READER": "reader-tok", "ADMIN": "admin-tok"})
+	g := openYAML(t, adminWorkspace, map[string]string{"READER": "reader-token-0123456789", "ADMIN": "admin-token-0123456789"})
 	h := g.Handler(HTTPOptions{})
 	post := func(path, ctype, tok, origin string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`))
@@ -32,13 +32,13 @@ func TestHTTPFront(t *testing.T) {
 		name, path, ctype, tok, origin string
 		want                           int
 	}{
-		{"initialize", "/mcp/json-tools", "application/json", "reader-tok", "", 200},
-		{"json with a charset", "/mcp/json-tools", "application/json; charset=utf-8", "reader-tok", "", 200},
-		{"text/plain (a form a page can post)", "/mcp/json-tools", "text/plain", "reader-tok", "", http.StatusUnsupportedMediaType},
-		{"foreign origin", "/mcp/json-tools", "application/json", "reader-tok", "https://evil.example", http.StatusForbidden},
+		{"initialize", "/mcp/json-tools", "application/json", "reader-token-0123456789", "", 200},
+		{"json with a charset", "/mcp/json-tools", "application/json; charset=utf-8", "reader-token-0123456789", "", 200},
+		{"text/plain (a form a page can post)", "/mcp/json-tools", "text/plain", "reader-token-0123456789", "", http.StatusUnsupportedMediaType},
+		{"foreign origin", "/mcp/json-tools", "application/json", "reader-token-0123456789", "https://evil.example", http.StatusForbidden},
 		{"no token", "/mcp/json-tools", "application/json", "", "", http.StatusUnauthorized},
-		{"the admin token is no agent's", "/mcp/json-tools", "application/json", "admin-tok", "", http.StatusUnauthorized},
-		{"no such surface", "/mcp/nope", "application/json", "reader-tok", "", http.StatusNotFound},
+		{"the admin token is no agent's", "/mcp/json-tools", "application/json", "admin-token-0123456789", "", http.StatusUnauthorized},
+		{"no such surface", "/mcp/nope", "application/json", "reader-token-0123456789", "", http.StatusNotFound},
 	}
 	for _, c := range cases {
 		if w := post(c.path, c.ctype, c.tok, c.origin); w.Code != c.want {

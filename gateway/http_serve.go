@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -15,6 +16,10 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener, opts HTTPOptions) 
 		Handler:           g.Handler(opts),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// net/http's own complaints (a TLS handshake, a panic, a query
+		// with ';') go through the gateway's logger: one format, redacted,
+		// instead of plain text on stderr among the JSON lines.
+		ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

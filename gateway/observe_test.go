@@ -62,7 +62,7 @@ func sample(fams map[string]*dto.MetricFamily, name string, labels map[string]st
 
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
-	g, err := openAdminGateway(t, adminWorkspace, map[string]string{"ADMIN": "admin-tok", "READER": "reader-tok", "PATH": os.Getenv("PATH")})
+	g, err := openAdminGateway(t, adminWorkspace, map[string]string{"ADMIN": "admin-token-0123456789", "READER": "reader-token-0123456789", "PATH": os.Getenv("PATH")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +84,11 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	callPack(t, g, "reader", "json-tools", "edit-in-place", map[string]any{"filter": ".a", "file": "d.json"})
 	// A session opened over HTTP is counted while it is open.
-	w := initialize(t, g.Handler(HTTPOptions{}), "127.0.0.1", "/mcp/json-tools", "reader-tok")
+	w := initialize(t, g.Handler(HTTPOptions{}), "127.0.0.1", "/mcp/json-tools", "reader-token-0123456789")
 	if w.Code != 200 {
 		t.Fatalf("initialize: %d %s", w.Code, w.Body)
 	}
-	code, fams := scrapeMetrics(t, srv.URL, map[string]string{"Authorization": "Bearer admin-tok"})
+	code, fams := scrapeMetrics(t, srv.URL, map[string]string{"Authorization": "Bearer admin-token-0123456789"})
 	if code != 200 {
 		t.Fatalf("/metrics with the admin token: HTTP %d", code)
 	}
@@ -118,7 +118,7 @@ func TestMetricsEndpoint(t *testing.T) {
 
 func TestMetricsOpen(t *testing.T) {
 	t.Parallel()
-	g, err := openAdminGateway(t, strings.Replace(adminWorkspace, "gateway:\n", "gateway:\n  metrics: {open: true}\n", 1), map[string]string{"ADMIN": "admin-tok"})
+	g, err := openAdminGateway(t, strings.Replace(adminWorkspace, "gateway:\n", "gateway:\n  metrics: {open: true}\n", 1), map[string]string{"ADMIN": "admin-token-0123456789"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func TestTraceFromHTTPHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditPath := filepath.Join(dir, "audit.jsonl")
-	env := map[string]string{"PATH": os.Getenv("PATH"), "READER": "tok"}
+	env := map[string]string{"PATH": os.Getenv("PATH"), "READER": "reader-token-0123456789"}
 	g, err := Open(context.Background(), wsPath, Options{Getenv: func(k string) string { return env[k] }, AuditPath: auditPath})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestTraceFromHTTPHeader(t *testing.T) {
 		r := httptest.NewRequest("POST", "/mcp/json-tools", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer tok")
+		r.Header.Set("Authorization", "Bearer reader-token-0123456789")
 		if sid != "" {
 			r.Header.Set("Mcp-Session-Id", sid)
 		}
@@ -169,7 +169,7 @@ func TestTraceFromHTTPHeader(t *testing.T) {
 	r := httptest.NewRequest("POST", "/mcp/json-tools", strings.NewReader(modern))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer tok")
+	r.Header.Set("Authorization", "Bearer reader-token-0123456789")
 	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	r.Header.Set("Mcp-Method", "tools/call")
 	r.Header.Set("Mcp-Name", "query")

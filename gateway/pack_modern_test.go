@@ -15,8 +15,8 @@ import (
 // surface does not serve.
 func TestPackModern(t *testing.T) {
 	t.Parallel()
-	g := openYAML(t, adminWorkspace, map[string]string{"READER": "reader-tok"})
-	c := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/json-tools", "reader-tok"}
+	g := openYAML(t, adminWorkspace, map[string]string{"READER": "reader-token-0123456789"})
+	c := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/json-tools", "reader-token-0123456789"}
 	disc := responseTo(t, c.modern("1", "server/discover", "", "").Body.Bytes(), "1")
 	var d struct {
 		Meta              map[string]struct{ Name string } `json:"_meta"`

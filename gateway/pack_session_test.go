@@ -13,8 +13,8 @@ import (
 // what a pack surface does not serve.
 func TestPackSession(t *testing.T) {
 	t.Parallel()
-	g := openYAML(t, adminWorkspace, map[string]string{"READER": "reader-tok"})
-	c := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/json-tools", "reader-tok"}
+	g := openYAML(t, adminWorkspace, map[string]string{"READER": "reader-token-0123456789"})
+	c := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/json-tools", "reader-token-0123456789"}
 	for asked, want := range map[string]string{"2025-03-26": "2025-03-26", "1999-01-01": mcpwire.LegacyVersions()[0], "": mcpwire.LegacyVersions()[0]} {
 		init := responseTo(t, c.post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+asked+`","capabilities":{}}}`, nil).Body.Bytes(), "1")
 		if string(jsonrpc.Field(init, "protocolVersion")) != `"`+want+`"` || !strings.Contains(string(init), `"serverInfo":{"name":"toolgate/json-tools","version":"dev"}`) {

@@ -33,10 +33,13 @@ type proxyServer struct {
 	stateless *transport.Config
 	down      downstream
 
-	mu       sync.Mutex
-	listed   bool
-	lister   mcpproxy.Lister
-	listErr  error
+	mu      sync.Mutex
+	listed  bool
+	lister  mcpproxy.Lister
+	listErr error
+	// downErr is why a client session's connection to the server is
+	// down (its restarts failing), nil once it is back.
+	downErr  error
 	tools    []toolEntry
 	toolsIdx map[string]int
 }
@@ -83,6 +86,9 @@ func serverConfig(sv *workspace.MCPServer, creds map[string]string, getenv func(
 		// A stdio server's whole tree stops with its session and with the
 		// gateway, even one killed outright (see Config.Contain).
 		Contain: cm,
+		// What a stdio server last said on stderr, across its processes:
+		// the status of a server that fails to start shows it.
+		Stderr: &transport.StderrTail{},
 	}
 	if len(sv.TimeoutOverrides) > 0 {
 		cfg.TimeoutFor = map[string]time.Duration{}

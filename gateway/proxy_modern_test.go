@@ -17,7 +17,7 @@ import (
 func TestProxyModern(t *testing.T) {
 	t.Parallel()
 	g := openProxyGateway(t)
-	narrow := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/conf", "narrow-tok"}
+	narrow := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/conf", "narrow-token-0123456789"}
 	disc := responseTo(t, narrow.modern("1", "server/discover", "", "").Body.Bytes(), "1")
 	if string(jsonrpc.Field(disc, "cacheScope")) != `"private"` || string(jsonrpc.Field(disc, "supportedVersions")) != string(mcpwire.AppendVersionList(nil)) {
 		t.Errorf("discover %s", disc)

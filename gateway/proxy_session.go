@@ -60,7 +60,10 @@ func (g *Gateway) proxyHooks(agent string, ps *proxyServer) mcpproxy.Hooks {
 			}
 			g.setServerTools(ps, raws, true)
 		},
-		Health:     func(err error) { g.downstreamUp(ps.id, err) },
+		Health: func(err error) {
+			ps.setDownstreamErr(err)
+			g.downstreamUp(ps.id, err)
+		},
 		EraRefused: g.erasOf(ps).Failed,
 	}
 }

@@ -140,7 +140,7 @@ agents:
 func TestProxySession(t *testing.T) {
 	t.Parallel()
 	g := openProxyGateway(t)
-	narrow := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/conf", "narrow-tok"}
+	narrow := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/conf", "narrow-token-0123456789"}
 	sid := narrow.session()
 	list := responseTo(t, narrow.post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, nil).Body.Bytes(), "2")
 	var tools struct{ Tools []struct{ Name string } }

@@ -162,7 +162,10 @@ func (g *Gateway) prepareReload(ctx context.Context) (*revision, []string, map[s
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("credentials: %w", err)
 	}
-	tokens := g.agentTokens(ws)
+	tokens, err := g.agentTokens(ws)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if g.admin != nil {
 		for agent, tok := range tokens {
 			if g.admin.IsToken(tok) {

@@ -50,7 +50,7 @@ func openReload(t *testing.T, grants string) *reloadEnv {
 	t.Helper()
 	dir := t.TempDir()
 	e := &reloadEnv{path: filepath.Join(dir, "toolgate.yaml"), env: map[string]string{
-		"ADMIN": "admin-tok", "TOKEN": "tok-1", "TOKEN2": "tok-2", "PATH": os.Getenv("PATH"),
+		"ADMIN": "admin-token-0123456789", "TOKEN": "agent-token-0123456789", "TOKEN2": "agent-token-2-0123456789", "PATH": os.Getenv("PATH"),
 	}}
 	e.write(t, grants, "TOKEN")
 	g, err := Open(context.Background(), e.path, Options{Getenv: func(k string) string { return e.env[k] }, WatchEvery: 10 * time.Millisecond})
@@ -200,14 +200,14 @@ func TestReloadTokens(t *testing.T) {
 		agent, _ := e.g.auth.Authenticate(httptest.NewRecorder(), r, "echo", "")
 		return agent
 	}
-	if whoIs("tok-1") != "a" {
+	if whoIs("agent-token-0123456789") != "a" {
 		t.Fatal("initial token not known")
 	}
 	e.write(t, "tool:echo:say", "TOKEN2")
 	if err := e.g.Reload(context.Background(), ReloadSignal); err != nil {
 		t.Fatal(err)
 	}
-	if whoIs("tok-1") != "" || whoIs("tok-2") != "a" {
+	if whoIs("agent-token-0123456789") != "" || whoIs("agent-token-2-0123456789") != "a" {
 		t.Fatal("token table not replaced")
 	}
 }

@@ -45,10 +45,38 @@ func (g *Gateway) WatchWorkspace(ctx context.Context) {
 		}
 		pending = false
 		rev := fileRevision(g.ws.Path)
-		if rev == g.rev.Load().ws.Revision || rev == g.reloads.status().RefusedRevision {
+		if rev == g.rev.Load().ws.Revision {
+			g.fileRestored(rev)
+			continue
+		}
+		if rev == g.reloads.status().RefusedRevision {
 			continue
 		}
 		_ = g.Reload(ctx, ReloadFile)
+	}
+}
+
+// fileRestored clears a refused reload once the file is back to the
+// revision in force (an operator put the good file back): nothing is
+// refused any more, so /admin/status stops showing the old error without a
+// SIGHUP. The revision in force is unchanged, so nothing is reloaded.
+func (g *Gateway) fileRestored(rev string) {
+	g.reloads.run.Lock() // not while a reload is being decided
+	defer g.reloads.run.Unlock()
+	if g.rev.Load().ws.Revision != rev {
+		return
+	}
+	cleared := ""
+	g.reloads.update(func(st *ReloadStatus) {
+		if st.Error == "" {
+			return
+		}
+		cleared = st.RefusedRevision
+		st.Error, st.RefusedRevision = "", ""
+	})
+	if cleared != "" {
+		g.log.Info("the workspace file is back to the revision in force; the refused reload is cleared",
+			"revision", rev, "refused_revision", cleared)
 	}
 }
 

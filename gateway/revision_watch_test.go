@@ -51,6 +51,19 @@ func TestWatchWorkspace(t *testing.T) {
 	if n := len(reloadEvents(t, e.g)); n != 3 {
 		t.Fatalf("%d reload events, want 3 (reloaded, refused once, reloaded)", n)
 	}
+	// Refused again, then the file in force put back byte for byte: the
+	// error clears with no reload and no signal.
+	inForce, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAtomically(t, e.path, "version: 1\nagents: [\n")
+	waitStatus("the second broken save to be refused", func(st ReloadStatus) bool { return st.Error != "" })
+	writeAtomically(t, e.path, string(inForce))
+	st = waitStatus("the restored file to clear the error", func(st ReloadStatus) bool { return st.Error == "" && st.RefusedRevision == "" })
+	if st.Reloads != 2 {
+		t.Errorf("restoring the file in force reloaded it (%d reloads, want 2)", st.Reloads)
+	}
 }
 
 func TestFileRevision(t *testing.T) {

@@ -17,6 +17,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, agent, surfaceID string, in io
 	}
 	opts, ok := g.serveOptions(ctx, agent, surfaceID)
 	if !ok {
+		if err := g.unavailable(agent, surfaceID); err != nil {
+			return err
+		}
 		return fmt.Errorf("agent %q holds no tool on surface %q; `toolgate check -w %s` lists what it may call", agent, surfaceID, g.ws.Path)
 	}
 	return mcpserve.ServeStdio(ctx, opts, in, out)

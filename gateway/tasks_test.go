@@ -34,9 +34,9 @@ const withTasks = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 // audited.
 func TestTasks(t *testing.T) {
 	t.Parallel()
-	g := openYAML(t, tasksWorkspace, map[string]string{"A": "tok-a", "B": "tok-b"})
-	a := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/vault", "tok-a"}
-	b := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/vault", "tok-b"}
+	g := openYAML(t, tasksWorkspace, map[string]string{"A": "agent-a-token-0123456789", "B": "agent-b-token-0123456789"})
+	a := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/vault", "agent-a-token-0123456789"}
+	b := mcpClient{t, g.Handler(HTTPOptions{}), "/mcp/vault", "agent-b-token-0123456789"}
 	created := responseTo(t, a.modernWith("1", "tools/call", "stash", `"name":"stash","arguments":{"item":"<x>"}`, withTasks).Body.Bytes(), "1")
 	var task struct {
 		TaskID, Status, ResultType, StatusMessage string

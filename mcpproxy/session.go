@@ -42,10 +42,14 @@ type Hooks struct {
 }
 
 // restartBackoff bounds the wait between attempts to bring a failed
-// downstream connection back.
+// downstream connection back: it doubles from min to max with each
+// failure, and keeps growing across a restart that answered but failed
+// again within restartStable (a server that crashes on its first request
+// is not restarted every few hundred milliseconds).
 const (
 	restartBackoffMin = 100 * time.Millisecond
-	restartBackoffMax = 5 * time.Second
+	restartBackoffMax = 10 * time.Second
+	restartStable     = 30 * time.Second
 )
 
 // Session relays one MCP client session to one downstream connection; see
@@ -59,12 +63,19 @@ type Session struct {
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 
-	mu         sync.Mutex
-	conn       transport.Conn
-	gen        int
-	ready      bool
-	closed     bool
-	lastErr    error
+	mu      sync.Mutex
+	conn    transport.Conn
+	gen     int
+	ready   bool
+	closed  bool
+	lastErr error
+	// restarting is set while the one restart loop runs: a connection it
+	// tried that dies is its failure, not a new loss. delay is the wait
+	// before its next attempt, kept across losses (see restartStable);
+	// upSince is when the connection last came back.
+	restarting bool
+	delay      time.Duration
+	upSince    time.Time
 	nextID     int64
 	pending    map[int64]*pending
 	byClientID map[string]int64
@@ -193,7 +204,7 @@ func (s *Session) read(conn transport.Conn, gen int) {
 
 // lost handles the end of connection generation gen: every call still
 // waiting on it fails with the reason, and unless the session is closing,
-// the connection is brought back with backoff.
+// the connection is brought back with backoff, by one restart loop.
 func (s *Session) lost(gen int, cause error) {
 	s.mu.Lock()
 	if gen != s.gen || s.closed {
@@ -215,23 +226,36 @@ func (s *Session) lost(gen int, cause error) {
 	}
 	clear(s.serverReqs)
 	clear(s.serverIDs)
+	retrying := s.restarting
+	s.restarting = true
+	delay := restartBackoffMin
+	if !s.upSince.IsZero() && time.Since(s.upSince) < restartStable && s.delay > 0 {
+		delay = s.delay // it came back and failed again soon: keep backing off
+	}
 	s.mu.Unlock()
-	err := fmt.Errorf("server %q failed while the request was in flight: %v", s.cfg.ID, cause)
+	err := fmt.Errorf("server %q failed while the request was in flight: %w", s.cfg.ID, cause)
 	for _, p := range failed {
 		p.ch <- reply{err: err}
 	}
-	s.log.Warn("mcp server connection lost; restarting", "server", s.cfg.ID, "err", cause)
+	_ = dead.Close()
+	if retrying {
+		// A connection the restart loop was trying: its attempt fails
+		// with this cause, and the loop backs off.
+		return
+	}
+	s.log.Warn("mcp server connection lost; restarting", "server", s.cfg.ID, "err", cause, "retry_in", delay.String())
 	if s.hooks.Health != nil {
 		s.hooks.Health(cause)
 	}
-	_ = dead.Close()
 	s.wg.Add(1)
-	go s.restart()
+	go s.restart(delay)
 }
 
-func (s *Session) restart() {
+// restart brings the connection back, waiting delay before the first
+// attempt and doubling it (up to restartBackoffMax) after each failure.
+// The connection counts as restored only once the server answered on it.
+func (s *Session) restart(delay time.Duration) {
 	defer s.wg.Done()
-	delay := restartBackoffMin
 	for attempt := 1; ; attempt++ {
 		select {
 		case <-s.ctx.Done():
@@ -239,11 +263,17 @@ func (s *Session) restart() {
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, restartBackoffMax)
+		s.mu.Lock()
+		s.delay = delay // the wait if it fails again soon after coming back
+		s.mu.Unlock()
 		if err := s.reconnect(); err != nil {
 			s.mu.Lock()
 			s.lastErr = err
 			s.mu.Unlock()
-			s.log.Warn("mcp server restart failed", "server", s.cfg.ID, "attempt", attempt, "err", err)
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("mcp server restart failed", "server", s.cfg.ID, "attempt", attempt, "err", err, "retry_in", delay.String())
 			if s.hooks.Health != nil {
 				s.hooks.Health(err)
 			}
@@ -298,12 +328,30 @@ func (s *Session) reconnect() error {
 			return err
 		}
 	}
+	if params == nil {
+		// No handshake to replay: a ping shows the server answers (an
+		// error answer is an answer) before the connection counts as
+		// restored.
+		r := s.roundTrip(s.ctx, &jsonrpc.Message{Method: "ping"}, nil, s.cfg.RequestTimeout(""), true)
+		if r.err != nil {
+			_ = conn.Close()
+			return r.err
+		}
+	}
 	for _, m := range replay {
 		_ = s.roundTrip(s.ctx, m, nil, s.cfg.RequestTimeout(""), true)
 	}
 	s.mu.Lock()
-	s.ready = true
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	select {
+	case <-conn.Done():
+		// It died while the state was replayed: this attempt failed.
+		return fmt.Errorf("server %q: the connection ended as it was restored: %w", s.cfg.ID, conn.Err())
+	default:
+	}
+	// Restored, in one step with leaving the loop: a loss from now on
+	// starts a restart of its own.
+	s.ready, s.restarting, s.upSince = true, false, time.Now()
 	return nil
 }
 
@@ -374,7 +422,7 @@ func (s *Session) roundTrip(ctx context.Context, m *jsonrpc.Message, clientID js
 	case !s.ready && !internal:
 		cause := s.lastErr
 		s.mu.Unlock()
-		return reply{err: fmt.Errorf("server %q is restarting after a failure (%v); retry shortly", s.cfg.ID, cause)}
+		return reply{err: fmt.Errorf("server %q is restarting after a failure; retry shortly: %w", s.cfg.ID, cause)}
 	}
 	s.nextID++
 	id := s.nextID

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 )
 
 // Logger returns l with every record redacted by r: messages, string and
@@ -18,10 +19,16 @@ func NewHandler(inner slog.Handler, r *Redactor) slog.Handler {
 	return handler{inner: inner, r: r}
 }
 
-// handler is the slog.Handler of Logger.
+// handler is the slog.Handler of Logger. Every line it passes on names a
+// key once at each level: a logger built With("server", id) whose caller
+// also logs "server" would otherwise write the key twice, which a JSON
+// reader resolves either way (strict ones refuse the line). A repeat with
+// the same value is dropped; one with another value is kept as key_2, key_3…
 type handler struct {
 	inner slog.Handler
 	r     *Redactor
+	// keys are the attributes already added at the current group level.
+	keys []slog.Attr
 }
 
 func (h handler) Enabled(ctx context.Context, level slog.Level) bool {
@@ -30,23 +37,65 @@ func (h handler) Enabled(ctx context.Context, level slog.Level) bool {
 
 func (h handler) Handle(ctx context.Context, rec slog.Record) error {
 	out := slog.NewRecord(rec.Time, rec.Level, h.r.Redact(rec.Message), rec.PC)
+	seen := make([]slog.Attr, len(h.keys), len(h.keys)+rec.NumAttrs())
+	copy(seen, h.keys)
 	rec.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(h.attr(a))
+		if a, ok := uniqueKey(seen, h.attr(a)); ok {
+			out.AddAttrs(a)
+			seen = append(seen, a)
+		}
 		return true
 	})
 	return h.inner.Handle(ctx, out)
 }
 
 func (h handler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	red := make([]slog.Attr, len(attrs))
-	for i, a := range attrs {
-		red[i] = h.attr(a)
+	keys := h.keys[:len(h.keys):len(h.keys)]
+	red := make([]slog.Attr, 0, len(attrs))
+	for _, a := range attrs {
+		if a, ok := uniqueKey(keys, h.attr(a)); ok {
+			red = append(red, a)
+			keys = append(keys, a)
+		}
 	}
-	return handler{inner: h.inner.WithAttrs(red), r: h.r}
+	return handler{inner: h.inner.WithAttrs(red), r: h.r, keys: keys}
 }
 
 func (h handler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
 	return handler{inner: h.inner.WithGroup(name), r: h.r}
+}
+
+// uniqueKey returns a as it may be added after seen: unchanged when its key
+// is new; ok false when seen has the same key with an equal value; else
+// renamed key_2, key_3… to the first name not taken.
+func uniqueKey(seen []slog.Attr, a slog.Attr) (slog.Attr, bool) {
+	if a.Key == "" {
+		return a, true // inlined group members or an empty attr: the handler's own rules
+	}
+	taken := func(key string) (slog.Attr, bool) {
+		for _, s := range seen {
+			if s.Key == key {
+				return s, true
+			}
+		}
+		return slog.Attr{}, false
+	}
+	prev, dup := taken(a.Key)
+	if !dup {
+		return a, true
+	}
+	if prev.Equal(a) {
+		return a, false
+	}
+	for n := 2; ; n++ {
+		key := a.Key + "_" + strconv.Itoa(n)
+		if _, dup := taken(key); !dup {
+			return slog.Attr{Key: key, Value: a.Value}, true
+		}
+	}
 }
 
 func (h handler) attr(a slog.Attr) slog.Attr {

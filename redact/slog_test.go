@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/strictjson"
 )
 
 type stringer string
@@ -31,5 +33,37 @@ func TestLogger(t *testing.T) {
 	}
 	if !log.Enabled(t.Context(), slog.LevelDebug) {
 		t.Error("levels must pass through")
+	}
+}
+
+// TestLoggerKeysOnce: a key given by With and again by the call is written
+// once when the values agree, renamed when they do not, at each level; every
+// line stays strict JSON whatever the strings hold.
+func TestLoggerKeysOnce(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	base := slog.New(slog.NewJSONHandler(&buf, nil))
+	log := Logger(base, New(map[string]string{"s": "s3cret"})).With("server", "x", "server", "x")
+	log.Info("one", "server", "x", "err", "a\"b\\\x1b\xff\u202e")
+	log.Info("two", "server", "y", "server", "z", "server_2", "w")
+	log.WithGroup("g").Info("three", "server", "x")
+	log.WithGroup("").Info("four", "server", "x")
+	want := []string{
+		`"msg":"one","server":"x","err":"a\"b\\\u001b\ufffd` + "\u202e" + `"}`,
+		`"msg":"two","server":"x","server_2":"y","server_3":"z","server_2_2":"w"}`,
+		`"msg":"three","server":"x","g":{"server":"x"}}`,
+		`"msg":"four","server":"x"}`,
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines: %s", len(lines), buf.String())
+	}
+	for i, l := range lines {
+		if !strings.HasSuffix(l, want[i]) {
+			t.Errorf("line %d = %s\nwant it to end %s", i+1, l, want[i])
+		}
+		if err := strictjson.Valid([]byte(l)); err != nil {
+			t.Errorf("line %d is not strict JSON: %v: %s", i+1, err, l)
+		}
 	}
 }

@@ -99,3 +99,22 @@ func (ws *Workspace) ResolveCredentials(getenv func(string) string) (map[string]
 	}
 	return out, errors.Join(errs...)
 }
+
+// MinTokenBytes is the shortest bearer token (an agent's, the admin API's)
+// a gateway accepts: anything shorter can be guessed or remembered, and a
+// token is meant to be generated.
+const MinTokenBytes = 16
+
+// CheckToken refuses tok, the value s resolved to, when it is shorter than
+// MinTokenBytes, naming what it is (what: "agent \"ci\"'s token"), where
+// it is declared and how to make a proper one.
+func (s *SecretRef) CheckToken(what, tok string) error {
+	if len(tok) >= MinTokenBytes {
+		return nil
+	}
+	src := "environment variable " + s.Env
+	if s.File != "" {
+		src = "file " + s.File
+	}
+	return fmt.Errorf("%s: %s (from %s) is %d bytes; a bearer token must be at least %d bytes: generate one with `openssl rand -hex 32` and put it there", s.Pos, what, src, len(tok), MinTokenBytes)
+}

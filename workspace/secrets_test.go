@@ -97,3 +97,23 @@ func TestResolveCredentials(t *testing.T) {
 		t.Errorf("ResolveCredentials = %v, %v; want three values", all, err)
 	}
 }
+
+func TestCheckToken(t *testing.T) {
+	t.Parallel()
+	env := &SecretRef{Env: "CI_TOKEN", Pos: Pos{File: "w.yaml", Line: 6, Col: 12}}
+	file := &SecretRef{File: "/run/secrets/ci", Pos: Pos{File: "w.yaml", Line: 7, Col: 12}}
+	for _, tc := range []struct {
+		ref  *SecretRef
+		tok  string
+		want string
+	}{
+		{env, strings.Repeat("a", MinTokenBytes), ""},
+		{env, "x", `w.yaml:6:12: agent "ci"'s token (from environment variable CI_TOKEN) is 1 bytes; a bearer token must be at least 16 bytes: generate one with ` + "`openssl rand -hex 32`"},
+		{file, strings.Repeat("é", 7), `w.yaml:7:12: agent "ci"'s token (from file /run/secrets/ci) is 14 bytes`},
+	} {
+		err := tc.ref.CheckToken(`agent "ci"'s token`, tc.tok)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckToken(%q) = %v, want %q", tc.tok, err, tc.want)
+		}
+	}
+}

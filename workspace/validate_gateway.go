@@ -23,7 +23,9 @@ func (v *validator) gateway(root *yaml.Node) {
 			r.Damaged = true
 		}
 	}
-	if pg := g.State.Postgres; pg != nil {
+	// A declaration with no position was not a mapping: the decoder said
+	// so, where it was written, and there is nothing of it to check.
+	if pg := g.State.Postgres; pg != nil && pg.Pos.Line > 0 {
 		if g.State.Path != "" {
 			v.errorf(g.State.Pos, "gateway.state has both path (the embedded store) and postgres (a shared store); keep the one this deployment uses")
 		}
@@ -31,7 +33,7 @@ func (v *validator) gateway(root *yaml.Node) {
 			v.errorf(pg.Pos, "gateway.state.postgres needs dsn: {env: VARIABLE} (or {file: /path/to/dsn}) holding the connection string")
 		}
 	}
-	if j := g.Identity.JWT; j != nil {
+	if j := g.Identity.JWT; j != nil && j.Pos.Line > 0 {
 		v.jwt(j, func(key string) Pos { return valuePos(root, j.Pos, "gateway", "identity", "jwt", key) })
 	}
 	v.operators(g)

@@ -141,6 +141,11 @@ func TestParseYAMLEdgeCases(t *testing.T) {
 					t.Errorf("credentials_ref = %q, want [t]", got)
 				}
 			}},
+		// FuzzLoad found these: a struct written as a scalar was checked for
+		// what it lacks with no position to name.
+		{name: "jwt as a scalar", src: "gateway:\n  identity:\n   jwt: 0\n", wantErr: "x.yaml:3:9: workspace.gateway.identity.jwt must be a mapping"},
+		{name: "postgres as a scalar", src: "version: 1\ngateway: {state: {postgres: 0}}\n", wantErr: "x.yaml:2:29: workspace.gateway.state.postgres must be a mapping"},
+		{name: "a rule as a scalar", src: "version: 1\ngateway: {approvals: {rules: [0]}}\n", wantErr: "must be a mapping"},
 		{name: "credentials_ref as a mapping", src: "version: 1\ncommand_packs: [{id: p, credentials_ref: {t: 1}, commands: [{id: c, argv: [x]}]}]\n", wantErr: "credentials_ref must be a list"},
 	}
 	for _, tt := range tests {

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/spf13/pflag"
 
@@ -35,14 +40,18 @@ const approvalsUsage = `Usage: toolgate approvals [--server URL | -w WORKSPACE] 
            that asks again. With --for D, the identical call is refused
            for D instead, without asking anyone
 
-With -w, works on the workspace's store itself (gateway.state: the
-.toolgate/ directory beside it, or its PostgreSQL), which every toolgate
-process of the deployment shares — daemon, per-agent and stdio instances
-alike — and records the decision in the workspace's audit. Anyone who can
-write that store can approve calls: its file permissions and database
-roles are the trust boundary. Without -w, talks to a running daemon
-(default ` + defaultServer + `) with the admin token from
-$` + admin.TokenEnv + ` (the daemon's gateway.admin_token).
+Like every command, it reads the workspace (-w, else $TOOLGATE_WORKSPACE,
+else ./toolgate.yaml). When that workspace names its daemon
+(gateway.listen), it talks to that daemon, with the admin token
+gateway.admin_token says where to find ($` + admin.TokenEnv + ` wins when
+set); otherwise it works on the workspace's store itself
+(gateway.state: the .toolgate/ directory beside it, or its PostgreSQL),
+which every toolgate process of the deployment shares — daemon,
+per-agent and stdio instances alike — and records the decision in the
+workspace's audit. Anyone who can write that store can approve calls:
+its file permissions and database roles are the trust boundary.
+-w WORKSPACE always works on the store. --server URL always talks to
+that daemon. With no workspace at all it talks to ` + defaultServer + `.
 `
 
 // defaultServer is where `toolgate serve` listens unless told otherwise.
@@ -51,8 +60,16 @@ const defaultServer = "http://127.0.0.1:7330"
 // adminTimeout bounds one admin API request.
 const adminTimeout = 30 * time.Second
 
+// daemonTarget is the daemon an approvals command talks to: its base URL
+// and the workspace that named it (nil when none was read), whose
+// gateway.admin_token says where the admin token is.
+type daemonTarget struct {
+	server string
+	ws     *workspace.Workspace
+}
+
 func runApprovals(ctx context.Context, c *cli, args []string) int {
-	fs := c.flagSet("approvals", "approvals [--server URL] list|approve ID|deny ID")
+	fs := c.flagSet("approvals", "approvals [--server URL | -w WORKSPACE] list|approve ID|deny ID")
 	fs.SetInterspersed(false)
 	server := fs.String("server", defaultServer, "the daemon's base URL")
 	wsFlag := fs.StringP("workspace", "w", "", "work on this workspace's shared store directly instead of a daemon")
@@ -65,26 +82,112 @@ func runApprovals(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprint(c.stderr, approvalsUsage)
 		return exitUsage
 	}
+	if rest[0] == "help" {
+		fmt.Fprint(c.stderr, approvalsUsage)
+		return exitOK
+	}
+	serverGiven := fs.Changed("server") || givesServer(rest[1:])
 	if *wsFlag != "" {
-		if fs.Changed("server") {
+		if serverGiven {
 			fmt.Fprintln(c.stderr, "toolgate approvals: give --server URL or -w WORKSPACE, not both")
 			return exitUsage
 		}
 		return runApprovalsStore(ctx, c, *wsFlag, rest)
 	}
+	target := daemonTarget{server: *server}
+	ws, code := c.approvalsWorkspace()
+	if code != exitOK {
+		return code
+	}
+	if ws != nil {
+		target.ws = ws
+		if !serverGiven {
+			if ws.Gateway.Listen == "" {
+				return runApprovalsStoreOf(ctx, c, ws, rest)
+			}
+			target.server = listenURL(ws.Gateway.Listen)
+		}
+	}
 	switch rest[0] {
 	case "list":
-		return runApprovalsList(ctx, c, *server, rest[1:])
+		return runApprovalsList(ctx, c, target, rest[1:])
 	case "approve":
-		return runApprovalsDecide(ctx, c, *server, "approve", rest[1:])
+		return runApprovalsDecide(ctx, c, target, "approve", rest[1:])
 	case "deny":
-		return runApprovalsDecide(ctx, c, *server, "deny", rest[1:])
-	case "help":
-		fmt.Fprint(c.stderr, approvalsUsage)
-		return exitOK
+		return runApprovalsDecide(ctx, c, target, "deny", rest[1:])
 	}
 	fmt.Fprintf(c.stderr, "toolgate approvals: unknown subcommand %q\n\n%s", rest[0], approvalsUsage)
 	return exitUsage
+}
+
+// approvalsWorkspace reads the workspace every command reads: nil (and
+// exitOK) when none was named and ./toolgate.yaml does not exist, so the
+// command talks to the default daemon as it always did.
+func (c *cli) approvalsWorkspace() (*workspace.Workspace, int) {
+	path := c.workspacePath("")
+	named := c.workspace != "" || c.getenv("TOOLGATE_WORKSPACE") != ""
+	if !named {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, exitOK
+		}
+	}
+	ws, err := workspace.Load(path)
+	if err != nil {
+		printLoadError(c, err)
+		return nil, exitFail
+	}
+	return ws, exitOK
+}
+
+// givesServer reports whether a subcommand's arguments carry --server.
+func givesServer(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--server" || strings.HasPrefix(a, "--server=") {
+			return true
+		}
+	}
+	return false
+}
+
+// listedArgsMax is how much of a request's arguments a text listing
+// shows; `list --format json` has them whole.
+const listedArgsMax = 160
+
+// compactArgs is a request's arguments as one line for the text listing:
+// the JSON compacted (the daemon's answer may be indented), shown once,
+// not quoted again; a rune a terminal would act on (a control, a
+// bidirectional override) is written as its JSON \u escape, which only
+// strings can hold, so the line stays the same JSON; cut at
+// listedArgsMax.
+func compactArgs(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "-"
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return printable(string(raw))
+	}
+	var out strings.Builder
+	n := 0
+	for _, r := range b.String() {
+		if n == listedArgsMax {
+			out.WriteString("…")
+			break
+		}
+		if unicode.IsPrint(r) {
+			out.WriteRune(r)
+		} else if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, "\\u%04x\\u%04x", r1, r2)
+		} else {
+			fmt.Fprintf(&out, "\\u%04x", r)
+		}
+		n++
+	}
+	return out.String()
 }
 
 // listed is one pending request as `list --format json` prints it.
@@ -96,10 +199,10 @@ type listed struct {
 	Expires   time.Time       `json:"expires"`
 }
 
-func runApprovalsList(ctx context.Context, c *cli, server string, args []string) int {
+func runApprovalsList(ctx context.Context, c *cli, target daemonTarget, args []string) int {
 	fs := c.flagSet("approvals list", "approvals [--server URL] list [--format text|json]")
 	format := fs.String("format", "text", "output format: text (a table) or json (an array of {id, agent, action, arguments, expires})")
-	serverFlag(fs, &server)
+	serverFlag(fs, &target.server)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -112,15 +215,15 @@ func runApprovalsList(ctx context.Context, c *cli, server string, args []string)
 		return exitUsage
 	}
 	var pending []approvals.Request
-	if code := c.admin(ctx, "approvals list", http.MethodGet, server, "/admin/approvals", nil, &pending); code != exitOK {
+	if code := c.admin(ctx, "approvals list", http.MethodGet, target, "/admin/approvals", nil, &pending); code != exitOK {
 		return code
 	}
 	return printPending(c, pending, *format)
 }
 
-func runApprovalsDecide(ctx context.Context, c *cli, server, verb string, args []string) int {
+func runApprovalsDecide(ctx context.Context, c *cli, target daemonTarget, verb string, args []string) int {
 	fs := c.flagSet("approvals "+verb, "approvals [--server URL] "+decideUsage(verb))
-	serverFlag(fs, &server)
+	serverFlag(fs, &target.server)
 	reason, forD := decideFlags(fs, verb)
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -143,7 +246,7 @@ func runApprovalsDecide(ctx context.Context, c *cli, server, verb string, args [
 		rd = strings.NewReader(string(b))
 	}
 	var r approvals.Request
-	if code := c.admin(ctx, "approvals "+verb, http.MethodPost, server, "/admin/approvals/"+url.PathEscape(id)+"/"+verb, rd, &r); code != exitOK {
+	if code := c.admin(ctx, "approvals "+verb, http.MethodPost, target, "/admin/approvals/"+url.PathEscape(id)+"/"+verb, rd, &r); code != exitOK {
 		return code
 	}
 	printDecision(c, r)
@@ -193,12 +296,36 @@ func serverFlag(fs *pflag.FlagSet, server *string) {
 	fs.StringVar(server, "server", *server, "the daemon's base URL")
 }
 
+// adminToken is the token for the daemon's admin API: $TOOLGATE_ADMIN_TOKEN
+// when set, else what the workspace's gateway.admin_token names (its
+// environment variable or file), so an operator in the workspace's
+// directory needs nothing more than the daemon does.
+func (c *cli) adminToken(cmd string, ws *workspace.Workspace) (string, int) {
+	if tok := c.getenv(admin.TokenEnv); tok != "" {
+		return tok, exitOK
+	}
+	if ws == nil || ws.Gateway.AdminToken == nil {
+		where := "the daemon's gateway.admin_token"
+		if ws != nil {
+			where = ws.Path + " declares no gateway.admin_token, so its daemon's admin API is off"
+		}
+		fmt.Fprintf(c.stderr, "toolgate %s: set $%s to the admin token (%s)\n", cmd, admin.TokenEnv, where)
+		return "", exitUsage
+	}
+	tok, err := ws.Gateway.AdminToken.Resolve(c.getenv)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "toolgate %s: the admin token gateway.admin_token names cannot be read: %v (or set $%s)\n", cmd, err, admin.TokenEnv)
+		return "", exitUsage
+	}
+	return tok, exitOK
+}
+
 // admin calls the daemon's admin API and decodes a JSON answer into out.
-func (c *cli) admin(ctx context.Context, cmd, method, server, path string, body io.Reader, out any) int {
-	tok := c.getenv(admin.TokenEnv)
-	if tok == "" {
-		fmt.Fprintf(c.stderr, "toolgate %s: set $%s to the daemon's admin token (the value behind gateway.admin_token)\n", cmd, admin.TokenEnv)
-		return exitUsage
+func (c *cli) admin(ctx context.Context, cmd, method string, target daemonTarget, path string, body io.Reader, out any) int {
+	server := target.server
+	tok, code := c.adminToken(cmd, target.ws)
+	if code != exitOK {
+		return code
 	}
 	u, err := url.Parse(strings.TrimRight(server, "/") + path)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -218,7 +345,11 @@ func (c *cli) admin(ctx context.Context, cmd, method, server, path string, body 
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "toolgate %s: cannot reach the gateway at %s: %v (is `toolgate serve` running there? pass --server)\n", cmd, server, err)
+		hint := "pass --server"
+		if target.ws != nil {
+			hint = "or decide in the store itself: toolgate approvals -w " + target.ws.Path
+		}
+		fmt.Fprintf(c.stderr, "toolgate %s: cannot reach the gateway at %s: %v (is `toolgate serve` running there? %s)\n", cmd, server, err, hint)
 		return exitFail
 	}
 	defer resp.Body.Close()
@@ -250,6 +381,16 @@ func (c *cli) admin(ctx context.Context, cmd, method, server, path string, body 
 // that only one process can win, and the winner — here, this command —
 // appends its audit event, exactly as a daemon's broker would.
 func runApprovalsStore(ctx context.Context, c *cli, wsPath string, rest []string) int {
+	ws, err := workspace.Load(wsPath)
+	if err != nil {
+		printLoadError(c, err)
+		return exitFail
+	}
+	return runApprovalsStoreOf(ctx, c, ws, rest)
+}
+
+// runApprovalsStoreOf is runApprovalsStore on a workspace already read.
+func runApprovalsStoreOf(ctx context.Context, c *cli, ws *workspace.Workspace, rest []string) int {
 	verb := rest[0]
 	fs := c.flagSet("approvals "+verb, "approvals -w WORKSPACE "+verb)
 	var format, reason *string
@@ -273,11 +414,6 @@ func runApprovalsStore(ctx context.Context, c *cli, wsPath string, rest []string
 	if verb != "list" && fs.NArg() != 1 {
 		fmt.Fprintf(c.stderr, "toolgate approvals %s: give exactly one approval ID (from `toolgate approvals list`)\n", verb)
 		return exitUsage
-	}
-	ws, err := workspace.Load(wsPath)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "toolgate approvals: %v\n", err)
-		return exitFail
 	}
 	st, err := c.openStore(ctx, ws)
 	if err != nil {
@@ -366,7 +502,7 @@ func printPending(c *cli, pending []approvals.Request, format string) int {
 	fmt.Fprintln(tw, "ID\tAGENT\tACTION\tEXPIRES IN\tARGUMENTS")
 	for _, r := range pending {
 		left := time.Until(r.Expires).Round(time.Second)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, printable(r.Agent), printable(r.Action), left, printable(string(r.Arguments)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, printable(r.Agent), printable(r.Action), left, compactArgs(r.Arguments))
 	}
 	_ = tw.Flush()
 	return exitOK

@@ -83,3 +83,20 @@ func TestApprovalsCLI(t *testing.T) {
 		}
 	}
 }
+
+func TestCompactArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"", "-"},
+		{"{\n  \"item\": \"gold\",\n  \"n\": 2\n}", `{"item":"gold","n":2}`},
+		{`{"q":"say \"hi\""}`, `{"q":"say \"hi\""}`},
+		{"{\"x\":\"a\u202eb\u0085\"}", `{"x":"a\u202eb\u0085"}`},
+		{"{\"x\":\"\U000e0001\"}", `{"x":"\udb40\udc01"}`},
+		{`{"x":"` + strings.Repeat("a", 300) + `"}`, `{"x":"` + strings.Repeat("a", listedArgsMax-6) + "…"},
+		{"not json \x1b[2J", `"not json \x1b[2J"`},
+	} {
+		if got := compactArgs([]byte(tc.in)); got != tc.want {
+			t.Errorf("compactArgs(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

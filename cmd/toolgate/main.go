@@ -18,9 +18,6 @@ import (
 	"golang.org/x/term"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // Exit codes shared by every subcommand.
 const (
 	exitOK    = 0
@@ -94,6 +91,7 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	fs.SetInterspersed(false)
 	c.addGlobalFlags(fs)
 	fs.StringVarP(&c.workspace, "workspace", "w", "", "workspace file for the subcommand (default $TOOLGATE_WORKSPACE or ./toolgate.yaml)")
+	showVersion := fs.Bool("version", false, "print the version (as `toolgate version` does) and exit")
 	fs.Usage = func() { c.usage() }
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
@@ -103,6 +101,9 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	rest := fs.Args()
+	if *showVersion {
+		return runVersion(ctx, c, nil)
+	}
 	if len(rest) == 0 {
 		c.usage()
 		return exitUsage
@@ -115,6 +116,10 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		c.usage()
 		return exitOK
 	}
+	// What a library logs through the standard log package (OpenTelemetry's
+	// export errors) is written in the chosen format too, not as plain
+	// text among JSON lines.
+	slog.SetDefault(c.log)
 	return c.dispatch(ctx, name, rest[1:])
 }
 
@@ -251,13 +256,4 @@ func (c *cli) workspacePath(flag string) string {
 		return env
 	}
 	return "toolgate.yaml"
-}
-
-func runVersion(_ context.Context, c *cli, args []string) int {
-	fs := c.flagSet("version", "version")
-	if code, ok := parse(fs, args); !ok {
-		return code
-	}
-	fmt.Fprintf(c.stdout, "toolgate %s\n", version)
-	return exitOK
 }

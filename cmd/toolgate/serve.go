@@ -66,6 +66,9 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return exitFail
 	}
 	g.SetBaseURL(baseURL(ln.Addr()))
+	if g.Workspace().Gateway.AdminToken == nil {
+		c.log.Warn("gateway.admin_token is not set: the admin API and console are off, so a held call can only be decided with `toolgate approvals -w WORKSPACE`; set gateway.admin_token: {env: NAME} and export NAME to turn them on")
+	}
 	c.log.Info("listening", "addr", ln.Addr().String(), "workspace", path, "agent", *agent)
 	if err := g.Serve(ctx, ln, opts); err != nil {
 		fmt.Fprintf(c.stderr, "toolgate serve: %v\n", err)
@@ -108,12 +111,16 @@ func startReloading(ctx context.Context, g *gateway.Gateway) (stop func()) {
 
 // baseURL is how an operator on this machine reaches the listener: an
 // address bound to every interface is reached on loopback.
-func baseURL(addr net.Addr) string {
-	host, port, err := net.SplitHostPort(addr.String())
+func baseURL(addr net.Addr) string { return listenURL(addr.String()) }
+
+// listenURL is baseURL for a listen address as written (gateway.listen):
+// an empty or unspecified host is this machine's loopback.
+func listenURL(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
-		return "http://" + addr.String()
+		return "http://" + listen
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, port)

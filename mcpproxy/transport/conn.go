@@ -53,6 +53,9 @@ type Config struct {
 	// HTTPClient is shared by every HTTP session to this server.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+	// Stderr, when set, keeps the last stderr lines of the server's last
+	// process to exit, for the gateway's status of a server that fails.
+	Stderr *StderrTail
 	// ParamHeaders returns the Mcp-Param-* headers a 2026-07-28 tools/call
 	// of tool with params needs (from the tool's x-mcp-header schema
 	// annotations); nil when none are known.

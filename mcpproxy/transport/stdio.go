@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,10 +20,6 @@ import (
 // stdioKillGrace is how long a stdio server gets to exit after its stdin
 // closes before its process group is sent SIGTERM, then SIGKILL.
 const stdioKillGrace = 2 * time.Second
-
-// stderrTail is how much of a stdio server's stderr is kept to explain its
-// exit.
-const stderrTail = 2048
 
 // stdioConn is one server process speaking newline-delimited JSON-RPC on
 // stdin/stdout — contained when Config.Contain is set, so that its whole
@@ -48,8 +43,9 @@ type stdioConn struct {
 
 	closeOnce sync.Once
 	exited    chan struct{}
-	tailMu    sync.Mutex
-	tail      []byte
+	// tail is this process's last stderr lines; cfg.Stderr, when set,
+	// has them too, across the server's restarts.
+	tail StderrTail
 }
 
 func dialStdio(cfg *Config) (*stdioConn, error) {
@@ -101,10 +97,10 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 		switch {
 		case rerr != nil:
 			c.err = rerr
-		case werr != nil:
-			c.err = fmt.Errorf("server %q exited: %v%s", cfg.ID, werr, c.stderrNote())
 		default:
-			c.err = fmt.Errorf("server %q exited%s", cfg.ID, c.stderrNote())
+			lines := c.tail.Lines()
+			c.err = &ExitError{Server: cfg.ID, Err: werr, Stderr: lines}
+			cfg.Stderr.set(lines)
 		}
 		close(c.done)
 	}()
@@ -152,19 +148,11 @@ func (c *stdioConn) readStderr(r io.Reader) {
 	br := bufio.NewReader(r)
 	log := c.cfg.Log()
 	for {
-		line, err := br.ReadString('\n')
+		line, err := readLine(br, stderrLineMax)
 		if line != "" {
-			if len(line) > 512 {
-				// Cut, but keep the line a line: the tail is read by lines.
-				line = line[:512] + "\n"
-			}
-			log.Debug("mcp server stderr", "server", c.cfg.ID, "line", strings.TrimRight(line, "\n"))
-			c.tailMu.Lock()
-			c.tail = append(c.tail, line...)
-			if len(c.tail) > stderrTail {
-				c.tail = c.tail[len(c.tail)-stderrTail:]
-			}
-			c.tailMu.Unlock()
+			line = cleanLine(line)
+			log.Debug("mcp server stderr", "server", c.cfg.ID, "line", line)
+			c.tail.add(line)
 		}
 		if err != nil {
 			return
@@ -172,17 +160,21 @@ func (c *stdioConn) readStderr(r io.Reader) {
 	}
 }
 
-func (c *stdioConn) stderrNote() string {
-	c.tailMu.Lock()
-	defer c.tailMu.Unlock()
-	t := strings.TrimSpace(string(c.tail))
-	if t == "" {
-		return ""
+// readLine reads one line, keeping at most max bytes of it (and four more,
+// so that cleanLine sees it is long and cuts it at a rune boundary): a
+// server writing an endless line costs a bounded buffer.
+func readLine(br *bufio.Reader, max int) (string, error) {
+	var b []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if room := max + 4 - len(b); room > 0 {
+			b = append(b, chunk[:min(len(chunk), room)]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return string(b), err
 	}
-	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
-		t = t[i+1:]
-	}
-	return " (stderr: " + t + ")"
 }
 
 // Send writes msg as one line. It is bounded by ctx's deadline (the
@@ -226,10 +218,22 @@ func (c *stdioConn) Send(ctx context.Context, msg []byte, _ json.RawMessage) err
 			c.kill()
 			return fmt.Errorf("server %q stopped reading its input (a write did not finish within %s); it was stopped", c.cfg.ID, bound)
 		}
+		// A server that exited before reading (it could not start): its
+		// exit, with what it said on stderr, explains more than the
+		// broken pipe does.
+		select {
+		case <-c.done:
+			return c.err
+		case <-time.After(exitExplainWait):
+		}
 		return fmt.Errorf("write to server %q: %w", c.cfg.ID, err)
 	}
 	return nil
 }
+
+// exitExplainWait is how long a failed write waits for the server's exit
+// to explain it.
+const exitExplainWait = time.Second
 
 // writeTimeout bounds one write to the server's stdin.
 func (c *stdioConn) writeTimeout() time.Duration { return min(c.cfg.RequestTimeout(""), stdioWriteMax) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -199,20 +200,54 @@ func onlyChild(t *testing.T, pid int) int {
 	}
 }
 
-func TestStderrNote(t *testing.T) {
+// TestStderrTail: the last StderrLines lines are kept, per process and
+// per server, each cut and made safe to show; the exit error carries them.
+func TestStderrTail(t *testing.T) {
 	t.Parallel()
-	c := &stdioConn{cfg: &Config{ID: "x"}}
-	if c.stderrNote() != "" {
-		t.Error("note without stderr")
+	shared := &StderrTail{}
+	c := &stdioConn{cfg: &Config{ID: "x", Stderr: shared}}
+	if got := (&ExitError{Server: "x"}).Error(); got != `server "x" exited (it wrote nothing on stderr)` {
+		t.Errorf("no stderr: %q", got)
 	}
 	r, w, _ := os.Pipe()
 	go func() {
-		w.WriteString("first\n" + strings.Repeat("z", 600) + "\nlast words\n")
+		for i := range 25 {
+			fmt.Fprintf(w, "line %d\n", i)
+		}
+		w.WriteString(strings.Repeat("é", 400) + "\n")    // 800 bytes, cut at a rune boundary
+		w.WriteString("\x1b[2Jwiped \xff \u202eevil\r\n") // a terminal escape, bad UTF-8, a bidi override
+		w.WriteString("Error: Cannot find module 'x'")    // no final newline
 		w.Close()
 	}()
 	c.readStderr(r)
-	if n := c.stderrNote(); n != " (stderr: last words)" {
-		t.Errorf("note %q", n)
+	lines := c.tail.Lines()
+	if len(lines) != StderrLines || lines[0] != "line 8" {
+		t.Fatalf("kept %d lines from %q, want %d from line 8", len(lines), lines[0], StderrLines)
+	}
+	if long := lines[StderrLines-3]; len(long) > stderrLineMax+len("…") || !strings.HasSuffix(long, "é…") {
+		t.Errorf("long line kept as %d bytes ending %q", len(long), long[len(long)-8:])
+	}
+	if got, want := lines[StderrLines-2], `\x1b[2Jwiped `+"\uFFFD"+` \u202eevil`; got != want {
+		t.Errorf("hostile line kept as %q, want %q", got, want)
+	}
+	if lines[StderrLines-1] != "Error: Cannot find module 'x'" {
+		t.Errorf("last line %q", lines[StderrLines-1])
+	}
+	if len(shared.Lines()) != 0 {
+		t.Error("the server's tail holds lines before its process exited")
+	}
+	shared.set(lines)
+	shared.set(lines) // a second process's exit replaces, never appends
+	if !slices.Equal(shared.Lines(), lines) {
+		t.Error("the server's tail differs from its last process's")
+	}
+	err := error(&ExitError{Server: "x", Err: errors.New("exit status 1"), Stderr: lines})
+	wrapped := fmt.Errorf("listing: %w", err)
+	if got := StderrOf(wrapped); !slices.Equal(got, lines) {
+		t.Errorf("StderrOf through a wrap: %q", got)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, `server "x" exited: exit status 1; its last stderr lines:`+"\n  | line 8\n") || !strings.HasSuffix(msg, "\n  | Error: Cannot find module 'x'") {
+		t.Errorf("exit error %q", msg)
 	}
 	if trimLine([]byte("a \r\n")) == nil || string(trimLine([]byte("a \r\n"))) != "a" {
 		t.Error("trimLine")
