@@ -266,8 +266,8 @@ func TestDecideOfflineEqualsDaemon(t *testing.T) {
 	// Reviewed after pinning: wipe's new description is not its pin.
 	writeFile(t, dir, "toolgate.yaml", strings.Replace(text, "Wipes a label.", "Wipes a label. And everything else.", 1))
 
-	env := []string{"READER_TOKEN=tok-reader", "WRITER_TOKEN=tok-writer", "NARROW_TOKEN=tok-narrow"}
-	tokens := map[string]string{"reader": "tok-reader", "writer": "tok-writer", "narrow": "tok-narrow"}
+	env := []string{"READER_TOKEN=tok-reader-0123456789abcdef", "WRITER_TOKEN=tok-writer-0123456789abcdef", "NARROW_TOKEN=tok-narrow-0123456789abcdef"}
+	tokens := map[string]string{"reader": "tok-reader-0123456789abcdef", "writer": "tok-writer-0123456789abcdef", "narrow": "tok-narrow-0123456789abcdef"}
 	d := startFleetDaemon(t, ws, env)
 
 	cases := genDecideCases(1000)
