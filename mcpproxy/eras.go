@@ -83,10 +83,12 @@ func (e *Eras) probe(ctx context.Context, p *eraProbe) {
 		}
 		e.mu.Unlock()
 	}
-	close(p.done)
+	// Heard before the waiters wake: what they do next (a command that
+	// prints and exits) comes after the probe's report.
 	if e.probed != nil {
 		e.probed(p.era, p.err)
 	}
+	close(p.done)
 }
 
 // Failed reports that the server refused a connection in era (a legacy
