@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/supervisor"
 )
 
 // The containment attacks against the built binary: a pack call, a stdio
@@ -94,13 +96,18 @@ func (e *containEnv) file(what string) string {
 	return f
 }
 
-// marked lists the running processes whose argv holds file.
+// marked lists the running processes whose argv holds file. A process
+// runs until its last thread is gone, even when its leader already shows
+// as a zombie (supervisor.Stat.Running).
 func marked(file string) []int {
 	var out []int
 	entries, _ := os.ReadDir("/proc")
 	for _, en := range entries {
 		pid, err := strconv.Atoi(en.Name())
-		if err != nil || !procRunning(pid) {
+		if err != nil {
+			continue
+		}
+		if st, ok := supervisor.ReadStat(pid); !ok || !st.Running() {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
@@ -218,11 +225,8 @@ func TestContainStdioSession(t *testing.T) {
 			_ = s.request("tools/list", map[string]any{})
 			s.close()
 			f := e.files[what]
-			// The session's end is the DELETE's; the tree stops with it.
-			deadline := time.Now().Add(15 * time.Second)
-			for len(marked(f)) > 0 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			// The DELETE answers at once and the tree stops behind it.
+			waitFor(t, 15*time.Second, what+": its processes to stop after the session ended", func() bool { return len(marked(f)) == 0 })
 			e.ended(t, what)
 		}
 		e.stopped(t)

@@ -35,7 +35,10 @@
 //     child. Any child in another session than the gateway's that is
 //     neither a running tree's helper nor the watcher is such an orphan;
 //     it is killed with everything below it at once (a scan every 20 ms
-//     while trees run, and at every stop) and reaped by its pid only, so
+//     while trees run, and every look of a stopping tree, so a call ends
+//     only once two walks of /proc in a row found neither a process of
+//     its tree nor such an orphan: one walk is not atomic) and reaped by
+//     its pid only, so
 //     processes the gateway starts through os/exec elsewhere — in its own
 //     session — are never touched and their reaping never raced.
 //

@@ -34,43 +34,35 @@ func (m *Manager) scanOrphans() {
 	}
 }
 
-// killOrphans kills, with everything below them, the children of this
-// process that it did not start: processes in another session than its
-// own (every tree starts in a session of its own, and no process can join
-// an existing session) that are neither a running tree's helper nor the
-// watcher. It then reaps those that have exited. Processes this process
-// started through os/exec outside the Manager stay in its session and are
-// never touched, so their reaping is never raced. It returns the processes
-// it signalled.
+// killOrphans kills the orphans of a fresh /proc snapshot (see
+// killOrphansIn).
 func (m *Manager) killOrphans() []member {
-	snap := supervisor.Snapshot()
+	return m.killOrphansIn(supervisor.Snapshot())
+}
+
+// killOrphansIn kills, with everything below them, the children of this
+// process in snap that it did not start: processes in another session
+// than its own (every tree starts in a session of its own, and no process
+// can join an existing session) that are neither a running tree's helper
+// nor the watcher. It then reaps those that have exited. Processes this
+// process started through os/exec outside the Manager stay in its session
+// and are never touched, so their reaping is never raced. It returns the
+// running processes it signalled.
+func (m *Manager) killOrphansIn(snap []supervisor.Proc) []member {
 	m.mu.Lock()
 	roots := map[int]bool{}
 	for _, p := range snap {
 		if p.PPID != m.self || p.SID == m.selfSID || m.sessions[p.PID] || m.watch.is(p.PID) {
 			continue
 		}
+		// A zombie too: what its last threads forked is still below it.
 		m.orphans[p.PID] = true
-		if p.Running() {
-			roots[p.PID] = true
-		}
+		roots[p.PID] = true
 	}
 	m.mu.Unlock()
-	var killed []member
-	if len(roots) > 0 {
-		for _, p := range snap {
-			if roots[p.PID] {
-				killed = append(killed, member{p.PID, p.PGID})
-			}
-		}
-		for _, p := range supervisor.Below(snap, roots) {
-			if p.Running() {
-				killed = append(killed, member{p.PID, p.PGID})
-			}
-		}
-		for _, p := range killed {
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
-		}
+	killed := liveMembers(snap, roots)
+	for _, p := range killed {
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -82,4 +74,15 @@ func (m *Manager) killOrphans() []member {
 		}
 	}
 	return killed
+}
+
+// liveMembers lists the running processes of snap among roots and below
+// them.
+func liveMembers(snap []supervisor.Proc, roots map[int]bool) []member {
+	live := supervisor.Live(snap, roots)
+	out := make([]member, len(live))
+	for i, p := range live {
+		out[i] = member{p.PID, p.PGID}
+	}
+	return out
 }

@@ -35,30 +35,41 @@ func (t *Tree) Pid() int { return t.pid }
 // member is one running process of a tree.
 type member struct{ pid, pgid int }
 
-// members lists the tree's running processes, the helper included.
+// members lists the tree's running processes, the helper included. In
+// session mode they are its session and what descends from it by parent
+// links — zombies pass their descendants on — and, with a subreaper, the
+// orphans adopted by this process, all read from one snapshot and the
+// orphans killed at once (a command that killed its helper, a double
+// fork: whichever tree they came from).
 func (t *Tree) members() []member {
 	if t.cgroup != "" {
 		return cgroupMembers(t.cgroup)
 	}
 	snap := supervisor.Snapshot()
-	roots := map[int]bool{}
+	roots := map[int]bool{t.pid: true}
 	for _, p := range snap {
-		if p.Running() && (p.SID == t.pid || p.PID == t.pid) {
+		if p.SID == t.pid {
 			roots[p.PID] = true
 		}
 	}
-	var out []member
-	for _, p := range snap {
-		if roots[p.PID] {
-			out = append(out, member{p.PID, p.PGID})
-		}
+	ms := liveMembers(snap, roots)
+	if t.m.subreaper {
+		ms = append(ms, t.m.killOrphansIn(snap)...)
 	}
-	for _, p := range supervisor.Below(snap, roots) {
-		if p.Running() {
-			out = append(out, member{p.PID, p.PGID})
-		}
+	return ms
+}
+
+// remaining lists the tree's running processes. In session mode it
+// answers none only when two snapshots in a row found none: one walk of
+// /proc is not atomic, and a process whose parent dies while the walk
+// reads them both can be missed by it — never by the next, once it has
+// been reparented.
+func (t *Tree) remaining() []member {
+	ms := t.members()
+	if len(ms) == 0 && t.cgroup == "" {
+		ms = t.members()
 	}
-	return out
+	return ms
 }
 
 // cgroupMembers reads the processes of cgroup dir (cgroup.procs leaves
@@ -88,7 +99,9 @@ func cgroupMembers(dir string) []member {
 // helper reports and exits once the command has — and then everything
 // left, the helper included, is killed with SIGKILL. It returns once no
 // process of the tree runs (their zombies may wait for a parent to reap
-// them). A tree that is already empty returns at once.
+// them); in session mode that is once two walks of /proc in a row found
+// none, the orphans this process adopted included (see remaining). A tree
+// that is already empty returns after that look.
 func (t *Tree) Stop(grace time.Duration) Stopped {
 	start := time.Now()
 	var st Stopped
@@ -106,7 +119,7 @@ func (t *Tree) Stop(grace time.Duration) Stopped {
 			_ = syscall.Kill(p.pid, syscall.SIGTERM)
 		}
 	}
-	ms := t.sweepOrphans(t.members())
+	ms := t.remaining()
 	if len(ms) == 0 {
 		return st
 	}
@@ -114,7 +127,7 @@ func (t *Tree) Stop(grace time.Duration) Stopped {
 	deadline := start.Add(grace)
 	for len(ms) > 0 && time.Now().Before(deadline) {
 		time.Sleep(pollInterval)
-		ms = t.sweepOrphans(t.members())
+		ms = t.remaining()
 		term(ms)
 	}
 	if len(ms) > 0 {
@@ -123,7 +136,7 @@ func (t *Tree) Stop(grace time.Duration) Stopped {
 		for len(ms) > 0 && time.Now().Before(giveUp) {
 			t.kill(ms)
 			time.Sleep(pollInterval)
-			ms = t.sweepOrphans(t.members())
+			ms = t.remaining()
 		}
 		if len(ms) > 0 {
 			t.m.opts.Log.Error("processes of a stopped command survived SIGKILL", "pids", fmt.Sprint(ms))
@@ -131,18 +144,6 @@ func (t *Tree) Stop(grace time.Duration) Stopped {
 	}
 	st.Cleanup = time.Since(start)
 	return st
-}
-
-// sweepOrphans, in session mode with a subreaper, kills the processes
-// orphaned to this process (a tree that lost its parent link: a command
-// that killed its helper, a double fork) and adds those still dying to
-// ms, so that Stop returns only once they are gone too. They are killed
-// whichever tree they came from.
-func (t *Tree) sweepOrphans(ms []member) []member {
-	if t.m.subreaper {
-		ms = append(ms, t.m.killOrphans()...)
-	}
-	return ms
 }
 
 // Kill sends SIGKILL to every process of the tree now, without waiting.

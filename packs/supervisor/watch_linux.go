@@ -59,35 +59,33 @@ func watchMain(args []string) int {
 }
 
 // KillSessions kills, with SIGKILL, every process of the sessions named
-// and everything below them, walking /proc again until none is left or
-// rounds walks were made. It returns how many processes it signalled.
+// and everything below them, walking /proc again until two walks in a row
+// find none (one walk is not atomic: a process whose parent dies while it
+// is read can be missed once) or rounds walks were made. It returns how
+// many processes it signalled.
 func KillSessions(sessions map[int]bool, rounds int) int {
 	if len(sessions) == 0 {
 		return 0
 	}
-	killed := 0
+	killed, empty := 0, 0
 	for range rounds {
 		snap := Snapshot()
 		roots := map[int]bool{}
 		for _, p := range snap {
-			if sessions[p.SID] && p.Running() {
+			if sessions[p.SID] {
 				roots[p.PID] = true
 			}
 		}
-		var targets []int
-		for pid := range roots {
-			targets = append(targets, pid)
-		}
-		for _, p := range Below(snap, roots) {
-			if p.Running() {
-				targets = append(targets, p.PID)
+		live := Live(snap, roots)
+		if len(live) == 0 {
+			if empty++; empty == 2 {
+				return killed
 			}
+			continue
 		}
-		if len(targets) == 0 {
-			return killed
-		}
-		for _, pid := range targets {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+		empty = 0
+		for _, p := range live {
+			if syscall.Kill(p.PID, syscall.SIGKILL) == nil {
 				killed++
 			}
 		}
