@@ -215,6 +215,10 @@ func withBearer(t testing.TB, base, token string) string {
 		}
 		out.Header = r.Header.Clone()
 		out.Header.Set("Authorization", "Bearer "+token)
+		// The client's Host goes through as it was sent, with its Origin:
+		// toolgate judges the pair as the client made it (the suite's
+		// DNS-rebinding checks send both).
+		out.Host = r.Host
 		if r.ContentLength == 0 {
 			out.Body = nil
 		}

@@ -29,7 +29,7 @@ func TestTeamAdminSurfacesTakeNoSecretsInURLs(t *testing.T) {
 		{"a configured origin", "https://console.example", http.StatusOK},
 		{"a foreign origin", "https://evil.example", http.StatusForbidden},
 		{"a loopback origin not configured", "http://localhost:5173", http.StatusForbidden},
-		{"the gateway's own origin (it serves no /mcp page)", d.base, http.StatusForbidden},
+		{"the gateway's own origin (its own pages; the Host is checked too)", d.base, http.StatusOK},
 		{"Origin null (a sandboxed page)", "null", http.StatusForbidden},
 	} {
 		req, _ := http.NewRequest("POST", d.base+"/mcp/notes", strings.NewReader(initialize))

@@ -41,7 +41,7 @@ type httpFront struct {
 
 func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g := h.g
-	if !g.allowMCPOrigin(r) {
+	if !g.allowOrigin(r) {
 		forbidOrigin(w, r)
 		return
 	}

@@ -9,14 +9,16 @@ import (
 
 // originAllowed guards against DNS rebinding and cross-site requests: a
 // request from a browser carries Origin, and only the origins the
-// workspace lists in gateway.allowed_origins may drive the gateway — a
-// loopback origin is not trusted for being loopback (any local page, a
-// dev server on localhost:5173, could otherwise call tools). With
-// sameOrigin, the gateway's own pages (the console: an Origin naming the
-// Host it was served under) pass too; /mcp serves no page and passes
-// false. Requests without Origin come from non-browser clients and are
-// judged by their token alone.
-func originAllowed(r *http.Request, allowed []string, sameOrigin bool) bool {
+// workspace lists in gateway.allowed_origins, and the gateway's own
+// origin (an Origin naming the Host the request came under, itself
+// checked by hostAllowed: the only pages there are toolgate's console),
+// may drive the gateway. A loopback origin is not trusted for being
+// loopback: any local page, a dev server on localhost:5173, could
+// otherwise call tools. (The MCP conformance suite's DNS-rebinding check
+// asks exactly this: its own localhost Host and Origin accepted, a foreign
+// Host refused.) Requests without Origin come from non-browser clients and
+// are judged by their token alone.
+func originAllowed(r *http.Request, allowed []string) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		return hostAllowed(r)
@@ -26,7 +28,7 @@ func originAllowed(r *http.Request, allowed []string, sameOrigin bool) bool {
 			return true
 		}
 	}
-	if !sameOrigin || !hostAllowed(r) {
+	if !hostAllowed(r) {
 		return false
 	}
 	u, err := url.Parse(o)
@@ -34,14 +36,9 @@ func originAllowed(r *http.Request, allowed []string, sameOrigin bool) bool {
 }
 
 // allowOrigin is originAllowed under the workspace's allowed origins, for
-// the routes serving the gateway's own pages (console, admin API, metrics).
+// every route: /mcp, the console, the admin API, metrics.
 func (g *Gateway) allowOrigin(r *http.Request) bool {
-	return originAllowed(r, g.ws.Gateway.AllowedOrigins, true)
-}
-
-// allowMCPOrigin is originAllowed for /mcp: only the listed origins.
-func (g *Gateway) allowMCPOrigin(r *http.Request) bool {
-	return originAllowed(r, g.ws.Gateway.AllowedOrigins, false)
+	return originAllowed(r, g.ws.Gateway.AllowedOrigins)
 }
 
 // forbidOrigin answers a request allowOrigin refused.

@@ -18,29 +18,27 @@ func TestOriginAllowed(t *testing.T) {
 		host    string
 		origin  string
 		allowed []string
-		// want is the answer for /mcp; wantSame for the gateway's own
-		// pages (console, admin API), where a same-origin page passes.
-		want, wantSame bool
+		want    bool
 	}{
-		{"cli client on loopback", loopback, "127.0.0.1:7330", "", nil, true, true},
-		{"localhost host", loopback, "localhost:7330", "", nil, true, true},
-		{"ipv6 loopback host", loopback, "[::1]:7330", "", nil, true, true},
-		{"rebinding host", loopback, "evil.example:7330", "", nil, false, false},
+		{"cli client on loopback", loopback, "127.0.0.1:7330", "", nil, true},
+		{"localhost host", loopback, "localhost:7330", "", nil, true},
+		{"ipv6 loopback host", loopback, "[::1]:7330", "", nil, true},
+		{"rebinding host", loopback, "evil.example:7330", "", nil, false},
 		// Attack: a page on another loopback port (a dev server) is not
 		// trusted for being loopback.
-		{"loopback origin not configured", loopback, "127.0.0.1:7330", "http://localhost:5173", nil, false, false},
-		{"loopback origin configured", loopback, "127.0.0.1:7330", "http://localhost:5173", []string{"http://localhost:5173"}, true, true},
-		{"the console's own origin", loopback, "127.0.0.1:7330", "http://127.0.0.1:7330", nil, false, true},
-		{"own origin under a rebinding host", loopback, "evil.example:7330", "http://evil.example:7330", nil, false, false},
-		{"foreign origin", loopback, "127.0.0.1:7330", "https://evil.example", nil, false, false},
-		{"foreign origin, others configured", loopback, "127.0.0.1:7330", "https://evil.example", []string{"https://console.example"}, false, false},
-		{"listed origin", loopback, "127.0.0.1:7330", "https://console.example", []string{"https://console.example"}, true, true},
-		{"listed origin with a slash", loopback, "127.0.0.1:7330", "https://console.example", []string{"https://console.example/"}, true, true},
-		{"null origin", loopback, "127.0.0.1:7330", "null", nil, false, false},
-		{"garbage origin", loopback, "127.0.0.1:7330", "::::", nil, false, false},
-		{"public listener any host", public, "gw.example", "", nil, true, true},
-		{"public listener own origin", public, "gw.example", "https://gw.example", nil, false, true},
-		{"public listener foreign origin", public, "gw.example", "https://evil.example", nil, false, false},
+		{"loopback origin not configured", loopback, "127.0.0.1:7330", "http://localhost:5173", nil, false},
+		{"loopback origin configured", loopback, "127.0.0.1:7330", "http://localhost:5173", []string{"http://localhost:5173"}, true},
+		{"the gateway's own origin", loopback, "127.0.0.1:7330", "http://127.0.0.1:7330", nil, true},
+		{"own origin under a rebinding host", loopback, "evil.example:7330", "http://evil.example:7330", nil, false},
+		{"foreign origin", loopback, "127.0.0.1:7330", "https://evil.example", nil, false},
+		{"foreign origin, others configured", loopback, "127.0.0.1:7330", "https://evil.example", []string{"https://console.example"}, false},
+		{"listed origin", loopback, "127.0.0.1:7330", "https://console.example", []string{"https://console.example"}, true},
+		{"listed origin with a slash", loopback, "127.0.0.1:7330", "https://console.example", []string{"https://console.example/"}, true},
+		{"null origin", loopback, "127.0.0.1:7330", "null", nil, false},
+		{"garbage origin", loopback, "127.0.0.1:7330", "::::", nil, false},
+		{"public listener any host", public, "gw.example", "", nil, true},
+		{"public listener own origin", public, "gw.example", "https://gw.example", nil, true},
+		{"public listener foreign origin", public, "gw.example", "https://evil.example", nil, false},
 	}
 	for _, tc := range cases {
 		r := httptest.NewRequest("POST", "/mcp/x", nil)
@@ -49,11 +47,8 @@ func TestOriginAllowed(t *testing.T) {
 			r.Header.Set("Origin", tc.origin)
 		}
 		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, tc.local))
-		if got := originAllowed(r, tc.allowed, false); got != tc.want {
-			t.Errorf("%s: originAllowed(/mcp) = %v, want %v", tc.name, got, tc.want)
-		}
-		if got := originAllowed(r, tc.allowed, true); got != tc.wantSame {
-			t.Errorf("%s: originAllowed(own pages) = %v, want %v", tc.name, got, tc.wantSame)
+		if got := originAllowed(r, tc.allowed); got != tc.want {
+			t.Errorf("%s: originAllowed = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

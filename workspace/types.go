@@ -92,7 +92,7 @@ type Gateway struct {
 	Approvals      Approvals   `yaml:"approvals" doc:"How long a call waits for a human, how long an approval stays valid, and rules that approve without one."`
 	AdminToken     *SecretRef  `yaml:"admin_token" doc:"The bearer token of the admin API and the operator console, as {env: VARIABLE} or {file: PATH}."`
 	MaxBodyBytes   ByteSize    `yaml:"max_body" doc:"The largest HTTP request body the gateway reads; a larger request is refused."`
-	AllowedOrigins []string    `yaml:"allowed_origins" doc:"Browser origins (scheme://host:port) allowed to call the gateway's HTTP endpoints: /mcp takes a request carrying Origin only from these; the console and admin API also take their own origin. Requests without Origin are judged by their token alone."`
+	AllowedOrigins []string    `yaml:"allowed_origins" doc:"Browser origins (scheme://host:port) allowed to call the gateway's HTTP endpoints: every endpoint takes a request carrying Origin only from these or from the gateway's own origin. Requests without Origin are judged by their token alone."`
 	State          State       `yaml:"state" doc:"Where approvals, tasks and jobs are stored: an embedded store in a directory, or PostgreSQL shared by a deployment."`
 	Sessions       Sessions    `yaml:"sessions" doc:"Bounds on the MCP sessions each agent may hold open."`
 	Streams        Streams     `yaml:"streams" doc:"Bounds on the long-lived streams (2026-07-28 subscriptions/listen, 2025 GET event streams) each agent, and the whole process, may hold open."`
