@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -219,11 +221,10 @@ func TestContainStdioSession(t *testing.T) {
 	eachContainment(t, func(t *testing.T, e *containEnv) {
 		for _, tech := range techniques {
 			what := "stdio-" + tech
-			s := rawConnect(t, e.d.base+"/mcp/esc-"+tech, "dev-token-0123456789abcdef")
-			// The server may already be gone (in session mode an orphaned
-			// server is killed at once): the answer does not matter.
-			_ = s.request("tools/list", map[string]any{})
-			s.close()
+			// The server may already be gone (it kills its parent as it
+			// starts, and toolgate's probe of its eras starts it too): the
+			// answers do not matter, only what is left running.
+			openAndEnd(t, e.d.base+"/mcp/esc-"+tech, "dev-token-0123456789abcdef")
 			f := e.files[what]
 			// The DELETE answers at once and the tree stops behind it.
 			waitFor(t, 15*time.Second, what+": its processes to stop after the session ended", func() bool { return len(marked(f)) == 0 })
@@ -263,4 +264,37 @@ func TestContainBackgroundJob(t *testing.T) {
 			}
 		}
 	})
+}
+
+// openAndEnd opens a session (initialize, tools/list) and ends it
+// (DELETE), whatever the server answers: a hostile server may fail any of
+// these.
+func openAndEnd(t *testing.T, url, token string) {
+	t.Helper()
+	send := func(method, sid string, body string) string {
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, url, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.Header.Get("Mcp-Session-Id")
+	}
+	sid := send("POST", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
+	if sid == "" {
+		return
+	}
+	send("POST", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send("POST", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	send("DELETE", sid, "")
 }

@@ -93,8 +93,13 @@ func TestOpsDownstreamFailsToStart(t *testing.T) {
 		t.Errorf("/admin/status has no downstream entry for broken: %+v", st)
 	}
 	waitFor(t, 10*time.Second, "the cause in the log", func() bool {
-		rec := logLine(logs, "could not list an MCP server's tools")
-		return rec != nil && strings.Contains(fmt.Sprint(rec["err"]), "| Error: Cannot find module 'left-pad'")
+		// Whichever step found it: the probe of its eras, or the listing.
+		for _, msg := range []string{"could not reach an MCP server", "could not list an MCP server's tools"} {
+			if rec := logLine(logs, msg); rec != nil && strings.Contains(fmt.Sprint(rec["err"]), "| Error: Cannot find module 'left-pad'") {
+				return true
+			}
+		}
+		return false
 	})
 }
 

@@ -78,7 +78,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 }
 
 // startReloading reloads the workspace on SIGHUP and when its file
-// changes (DESIGN §11), until the returned function is called. Every mode
+// changes (docs/deploy.md), until the returned function is called. Every mode
 // reloads — daemon, per-agent HTTP and stdio instances — so the processes
 // of one workspace decide under the same revision.
 func startReloading(ctx context.Context, g *gateway.Gateway) (stop func()) {
