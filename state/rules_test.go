@@ -43,7 +43,7 @@ func TestTimedRulesAcrossReplicas(t *testing.T) {
 		if req.Grant != "tool:git:push" {
 			t.Fatalf("the request does not record its grant: %+v", req)
 		}
-		got, err := b.ApproveFor(ctx, req.ID, "operator:alice", 300*time.Millisecond)
+		got, err := b.ApproveFor(ctx, req.ID, "operator:alice", 2*time.Second) // long enough to outlast the checks below on a loaded machine
 		if err != nil || got.Rule == nil || got.Rule.Effect != approvals.Approved || got.Rule.By != "operator:alice" || got.Rule.From != req.ID {
 			t.Fatalf("approve --for: %+v %v", got.Rule, err)
 		}
@@ -64,7 +64,7 @@ func TestTimedRulesAcrossReplicas(t *testing.T) {
 		// deny --for: the identical call only; it wins over the approval.
 		denyKey := other
 		d := hold(denyKey, info)
-		dr, err := b.DenyFor(ctx, d.ID, "operator:bob", "not that branch", 300*time.Millisecond)
+		dr, err := b.DenyFor(ctx, d.ID, "operator:bob", "not that branch", 2*time.Second) // long enough to outlast the checks below on a loaded machine
 		if err != nil || dr.Rule == nil || dr.Rule.Effect != approvals.Denied || dr.Rule.ArgsSHA256 != denyKey.ArgsSHA256 {
 			t.Fatalf("deny --for: %+v %v", dr.Rule, err)
 		}
