@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/toolgate/toolgate/e2e/scriptedmodel"
@@ -21,6 +25,9 @@ func runCline(t *testing.T, e *harnessEnv, label, cfg string, turns []scriptedmo
 	cli := harnessCLI(t, "cline", "cline", "cline.sh")
 	model := startChat(t, clineNaming, turns)
 	env, home := e.cliEnv(t)
+	// Cline starts a hub daemon of its own that outlives the CLI; it is
+	// stopped with the test.
+	t.Cleanup(func() { killClineHub(t, e.dir) })
 	runHeadless(t, e, "cline auth", model, env, "Provider configured", cli, "auth", "-p", "openai", "-k", "dummy", "-m", "scripted-model", "-b", model.URL)
 	settings := filepath.Join(home, ".cline", "data", "settings")
 	writeFile(t, settings, "cline_mcp_settings.json", cfg)
@@ -48,4 +55,29 @@ func TestClineCLI(t *testing.T) {
 			t.Errorf("mcp-config --harness cline --mode http: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 		}
 	})
+}
+
+// killClineHub stops the hub daemons Cline started for dir (their command
+// line names it as --cwd) and says how many there were.
+func killClineHub(t *testing.T, dir string) {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if slices.Contains(args, "--cline-hub-daemon") && slices.Contains(args, dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	if n > 0 {
+		t.Logf("stopped %d Cline hub daemon(s) left behind by the CLI", n)
+	}
 }
