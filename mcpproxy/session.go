@@ -76,6 +76,12 @@ type Session struct {
 	restarting bool
 	delay      time.Duration
 	upSince    time.Time
+	// listening: the client can take what the server sends of its own
+	// accord, so every connection of the session asks for it
+	// (transport.Listen). A client whose transport says when it listens
+	// (mcpwire.ListenFrom: a streamable HTTP client's GET stream) starts
+	// without: an idle session then holds no downstream stream.
+	listening  bool
 	nextID     int64
 	pending    map[int64]*pending
 	byClientID map[string]int64
@@ -139,18 +145,35 @@ func dialSession(ctx context.Context, cfg *transport.Config, up mcpwire.Peer, ho
 	if err != nil {
 		return nil, err
 	}
-	return newSession(cfg, up, hooks, conn), nil
+	return newSession(cfg, up, hooks, conn, mcpwire.ListenFrom(ctx)), nil
 }
 
-// newSession is a session on conn, already connected.
-func newSession(cfg *transport.Config, up mcpwire.Peer, hooks Hooks, conn transport.Conn) *Session {
+// newSession is a session on conn, already connected. With sig, the
+// session listens downstream once the client does (sig says when);
+// without, from the start.
+func newSession(cfg *transport.Config, up mcpwire.Peer, hooks Hooks, conn transport.Conn, sig *mcpwire.ListenSignal) *Session {
 	sctx, stop := context.WithCancel(context.Background())
 	s := &Session{cfg: cfg, up: up, hooks: hooks, log: cfg.Log(), ctx: sctx, stop: stop,
 		pending: map[int64]*pending{}, byClientID: map[string]int64{}, tokens: map[string]json.RawMessage{},
 		serverReqs: map[string]serverReq{}, serverIDs: map[string]string{}, replay: map[string]*jsonrpc.Message{},
-		outbound: jsonrpc.NewOutbound("tg-")}
+		outbound: jsonrpc.NewOutbound("tg-"), listening: sig == nil}
 	s.install(conn, true)
+	if sig != nil {
+		sig.OnListen(s.listen)
+	}
 	return s
+}
+
+// listen is the client's first stream for what the server sends of its
+// own accord: the connection, and every one after it, asks for it too.
+func (s *Session) listen() {
+	s.mu.Lock()
+	s.listening = true
+	conn, closed := s.conn, s.closed
+	s.mu.Unlock()
+	if conn != nil && !closed {
+		transport.Listen(conn)
+	}
 }
 
 // install makes conn the session's connection and starts reading it. It
@@ -165,7 +188,11 @@ func (s *Session) install(conn transport.Conn, ready bool) bool {
 	s.gen++
 	s.ready = ready
 	gen := s.gen
+	listening := s.listening
 	s.mu.Unlock()
+	if listening {
+		transport.Listen(conn)
+	}
 	s.wg.Add(1)
 	go s.read(conn, gen)
 	return true

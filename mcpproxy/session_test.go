@@ -293,7 +293,7 @@ func TestCloseDuringWrite(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
 	conn := newHeldConn()
-	s := newSession(tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll}, conn)
+	s := newSession(tinyConfig("tiny"), rec, Hooks{CallTool: forwardAll}, conn, nil)
 	go s.HandleClient(context.Background(), msg(t, callText("1", "hang", "")))
 	<-conn.entered
 	if err := s.Close(); err != nil {

@@ -38,6 +38,9 @@ type httpSession struct {
 	getLog *eventLog
 	// version is the protocol version initialize settled on.
 	version string
+	// listen tells the session when the client first opens its GET
+	// stream, so that the downstream one opens then, not before.
+	listen mcpwire.ListenSignal
 }
 
 func newHTTPSession() *httpSession {
@@ -432,7 +435,7 @@ func (e *Endpoint) create(w http.ResponseWriter, r *http.Request, m *jsonrpc.Mes
 	}()
 	hs := newHTTPSession()
 	hs.touch()
-	sess, err := e.opts.Legacy(r.Context(), hs)
+	sess, err := e.opts.Legacy(mcpwire.WithListen(r.Context(), &hs.listen), hs)
 	if err != nil {
 		e.log.Warn("mcp server unavailable for a new session", "err", err)
 		writeRPCError(w, http.StatusBadGateway, m.ID, jsonrpc.CodeUnavailable, err.Error())

@@ -158,6 +158,7 @@ func (e *Endpoint) standalone(w http.ResponseWriter, r *http.Request, hs *httpSe
 	backlog := hs.backlog
 	hs.backlog = nil
 	hs.mu.Unlock()
+	hs.listen.Listen()
 	defer func() {
 		hs.mu.Lock()
 		if hs.get == st {

@@ -153,3 +153,22 @@ func Dial(ctx context.Context, cfg *Config) (Conn, error) {
 	}
 	return nil, fmt.Errorf("server %q has neither command nor url", cfg.ID)
 }
+
+// Listener is a Conn that opens its stream for the messages a server
+// sends of its own accord (streamable HTTP's GET stream) only when asked:
+// until Listen it reads only what comes back on the responses to the
+// proxy's own POSTs. A Conn that is not one (stdio, legacy SSE) always
+// reads everything the server sends.
+type Listener interface {
+	Listen()
+}
+
+var _ Listener = (*streamConn)(nil)
+
+// Listen asks c for everything the server sends of its own accord, when
+// c is a Listener; otherwise it already gets it.
+func Listen(c Conn) {
+	if l, ok := c.(Listener); ok {
+		l.Listen()
+	}
+}

@@ -39,8 +39,16 @@ type streamConn struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	writers   sync.WaitGroup
-	getOnce   sync.Once
 	closeOnce sync.Once
+	// The GET stream opens once the session is initialized and someone
+	// listens (Listen): a session whose client has no stream of its own
+	// holds no connection and no goroutine while idle. getMu orders its
+	// start against Close.
+	getMu       sync.Mutex
+	initialized bool
+	listening   bool
+	getStarted  bool
+	closing     bool
 }
 
 func dialStreamable(cfg *Config) *streamConn {
@@ -97,10 +105,10 @@ func (c *streamConn) Send(ctx context.Context, msg []byte, id json.RawMessage) e
 		}
 		c.readBody(nctx, resp, nil, nil)
 		if !c.stateless && bytes.Contains(msg, []byte(`"notifications/initialized"`)) {
-			c.getOnce.Do(func() {
-				c.writers.Add(1)
-				go c.getLoop()
-			})
+			c.getMu.Lock()
+			c.initialized = true
+			c.startGetLocked()
+			c.getMu.Unlock()
 		}
 		return nil
 	}
@@ -229,6 +237,28 @@ func (c *streamConn) deliver(in Incoming) {
 	}
 }
 
+// Listen asks for the session's GET stream, for messages that belong to
+// no request: it opens now, or once the client's notifications/initialized
+// has gone out, and stays open (reopened as getLoop says) until Close. A
+// stateless connection has none.
+func (c *streamConn) Listen() {
+	c.getMu.Lock()
+	c.listening = true
+	c.startGetLocked()
+	c.getMu.Unlock()
+}
+
+// startGetLocked starts getLoop once both the handshake is done and
+// someone listens, unless the connection is closing; c.getMu is held.
+func (c *streamConn) startGetLocked() {
+	if c.stateless || c.getStarted || c.closing || !c.initialized || !c.listening {
+		return
+	}
+	c.getStarted = true
+	c.writers.Add(1)
+	go c.getLoop()
+}
+
 // getLoop holds the GET stream for server-initiated messages, reopening it
 // while the session lives (with Last-Event-ID, so a server that keeps
 // events replays what the break lost); a server that does not offer one
@@ -298,6 +328,9 @@ func (c *streamConn) Err() error            { return c.err }
 // server is told with DELETE (bounded to a few seconds).
 func (c *streamConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.getMu.Lock()
+		c.closing = true
+		c.getMu.Unlock()
 		c.cancel()
 		if sid := c.sessionID.Load().(string); sid != "" {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
