@@ -190,11 +190,20 @@ func (s *Session) install(conn transport.Conn, ready bool) bool {
 	gen := s.gen
 	listening := s.listening
 	s.mu.Unlock()
+	s.wg.Add(1)
+	if p, ok := conn.(transport.Pusher); ok {
+		// Read on the connection's own goroutines: an idle session holds
+		// none. The session's count is held until the connection ends.
+		p.Push(s.fromServer, func() {
+			defer s.wg.Done()
+			s.lost(gen, conn.Err())
+		})
+	} else {
+		go s.read(conn, gen)
+	}
 	if listening {
 		transport.Listen(conn)
 	}
-	s.wg.Add(1)
-	go s.read(conn, gen)
 	return true
 }
 

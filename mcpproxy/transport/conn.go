@@ -172,3 +172,14 @@ func Listen(c Conn) {
 		l.Listen()
 	}
 }
+
+// Pusher is a Conn that can hand each message straight to a function on
+// the goroutine that read it (see streamConn.Push) instead of Recv, so
+// that its reader holds no goroutine while nothing is read. ended runs
+// once, on a goroutine of its own, after the connection ended; Push is
+// called before the first Send.
+type Pusher interface {
+	Push(deliver func(Incoming), ended func())
+}
+
+var _ Pusher = (*streamConn)(nil)

@@ -32,7 +32,12 @@ type streamConn struct {
 	stateless bool
 	sessionID atomic.Value // string
 	version   atomic.Value // string
+	// recv is made on first use (Recv, or a message delivered without
+	// Push); a pushed connection has none.
 	recv      chan Incoming
+	recvOnce  sync.Once
+	push      func(Incoming)
+	ended     func()
 	done      chan struct{}
 	err       error
 	errOnce   sync.Once
@@ -53,7 +58,7 @@ type streamConn struct {
 
 func dialStreamable(cfg *Config) *streamConn {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &streamConn{cfg: cfg, stateless: cfg.stateless, recv: make(chan Incoming, 64), done: make(chan struct{}), ctx: ctx, cancel: cancel}
+	c := &streamConn{cfg: cfg, stateless: cfg.stateless, done: make(chan struct{}), ctx: ctx, cancel: cancel}
 	c.sessionID.Store("")
 	c.version.Store("")
 	return c
@@ -63,7 +68,26 @@ func (c *streamConn) fail(err error) {
 	c.errOnce.Do(func() {
 		c.err = err
 		close(c.done)
+		if c.ended != nil {
+			// Its own goroutine: ended may Close c, which waits for the
+			// writer that may be the one failing.
+			go c.ended()
+		}
 	})
+}
+
+// Push hands every message to deliver, on the goroutine that read it (a
+// request's response stream, the GET stream), instead of Recv: a session
+// needs no reader of its own, and one that is idle costs no goroutine.
+// ended runs once, on a goroutine of its own, when the connection has
+// ended (Done is closed). It must be called before the first Send.
+func (c *streamConn) Push(deliver func(Incoming), ended func()) {
+	c.push, c.ended = deliver, ended
+}
+
+func (c *streamConn) recvCh() chan Incoming {
+	c.recvOnce.Do(func() { c.recv = make(chan Incoming, 64) })
+	return c.recv
 }
 
 func (c *streamConn) headers(h http.Header) {
@@ -231,8 +255,14 @@ func (c *streamConn) readBody(rctx context.Context, resp *http.Response, via jso
 }
 
 func (c *streamConn) deliver(in Incoming) {
+	if c.push != nil {
+		if c.ctx.Err() == nil {
+			c.push(in)
+		}
+		return
+	}
 	select {
-	case c.recv <- in:
+	case c.recvCh() <- in:
 	case <-c.ctx.Done():
 	}
 }
@@ -320,7 +350,7 @@ func (c *streamConn) getLoop() {
 	}
 }
 
-func (c *streamConn) Recv() <-chan Incoming { return c.recv }
+func (c *streamConn) Recv() <-chan Incoming { return c.recvCh() }
 func (c *streamConn) Done() <-chan struct{} { return c.done }
 func (c *streamConn) Err() error            { return c.err }
 
@@ -347,7 +377,7 @@ func (c *streamConn) Close() error {
 			cancel()
 		}
 		c.writers.Wait()
-		close(c.recv)
+		close(c.recvCh())
 		c.fail(ErrClosed)
 	})
 	return nil

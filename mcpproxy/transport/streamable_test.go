@@ -194,7 +194,8 @@ func TestStatelessPost(t *testing.T) {
 }
 
 // TestGetStreamResumes: the session's GET stream opens once the client
-// says initialized and is reopened with Last-Event-ID; a server refusing
+// said initialized and someone listens (not before: an idle session holds
+// no stream), and is reopened with Last-Event-ID; a server refusing
 // that id is asked again without it; a server without a GET stream (405)
 // is left alone.
 func TestGetStreamResumes(t *testing.T) {
@@ -222,6 +223,17 @@ func TestGetStreamResumes(t *testing.T) {
 	})
 	c := dial(t, &Config{ID: "g", URL: url, Timeout: 5 * time.Second})
 	initialize(t, c)
+	if getStarted(c) {
+		t.Fatal("the GET stream opened before anyone listened")
+	}
+	mu.Lock()
+	early := len(lastIDs)
+	mu.Unlock()
+	if early != 0 {
+		t.Fatalf("%d GETs before anyone listened", early)
+	}
+	Listen(c)
+	Listen(c) // a second listener opens no second stream
 	select {
 	case in := <-c.Recv():
 		if !strings.Contains(string(in.Msg), "list_changed") || in.Via != nil {
@@ -236,6 +248,47 @@ func TestGetStreamResumes(t *testing.T) {
 	if lastIDs[0] != "" || lastIDs[1] != "g1" || lastIDs[2] != "" {
 		t.Errorf("Last-Event-ID per GET %q", lastIDs)
 	}
+}
+
+// TestListenBeforeInitialized: a listener that comes first gets the GET
+// stream once the handshake is done, and a closed connection opens none.
+func TestListenBeforeInitialized(t *testing.T) {
+	t.Parallel()
+	gets := make(chan struct{}, 4)
+	url := servertest.ScriptedHTTPAll(t, func(w http.ResponseWriter, r *http.Request, _ *jsonrpc.Message) {
+		if r.Method == http.MethodGet {
+			gets <- struct{}{}
+			http.Error(w, "no GET", http.StatusMethodNotAllowed)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	})
+	c := dial(t, &Config{ID: "g", URL: url, Timeout: 5 * time.Second})
+	Listen(c)
+	if getStarted(c) {
+		t.Fatal("the GET stream opened before the handshake")
+	}
+	initialize(t, c)
+	select {
+	case <-gets:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no GET once initialized")
+	}
+	closed := dial(t, &Config{ID: "g", URL: url, Timeout: 5 * time.Second})
+	initialize(t, closed)
+	closed.Close()
+	Listen(closed)
+	if getStarted(closed) {
+		t.Error("a closed connection opened its GET stream")
+	}
+}
+
+// getStarted reports whether c started its GET stream.
+func getStarted(c Conn) bool {
+	sc := c.(*streamConn)
+	sc.getMu.Lock()
+	defer sc.getMu.Unlock()
+	return sc.getStarted
 }
 
 // TestNotificationPostBounded: a notification POST the server never
