@@ -33,9 +33,13 @@ type proxyServer struct {
 	stateless *transport.Config
 	down      downstream
 
-	mu      sync.Mutex
-	listed  bool
-	lister  mcpproxy.Lister
+	mu     sync.Mutex
+	listed bool
+	lister mcpproxy.Lister
+	// watcher hears the server's tool changes while no client session
+	// listens (a client session opens its downstream stream only once its
+	// client opens one).
+	watcher mcpproxy.Watcher
 	listErr error
 	// downErr is why a client session's connection to the server is
 	// down (its restarts failing), nil once it is back.

@@ -124,6 +124,7 @@ func (p *proxy) close() {
 	}
 	for _, ps := range p.servers {
 		ps.lister.Close()
+		ps.watcher.Close()
 		ps.closeForwarders()
 	}
 }

@@ -23,7 +23,9 @@ func (g *Gateway) sessionFactory(agent string, ps *proxyServer) mcpserve.Factory
 			// (whatever its discover lists): bridged.
 			return mcpproxy.NewBridge(ctx, ps.stateless, up, g.proxyHooks(agent, ps), discover)
 		}
-		return mcpproxy.NewSession(ctx, ps.cfg, up, g.proxyHooks(agent, ps))
+		hooks := g.proxyHooks(agent, ps)
+		ps.watcher.Start(ps.cfg, g.clientInfo(), hooks.ToolsChanged)
+		return mcpproxy.NewSession(ctx, ps.cfg, up, hooks)
 	}
 }
 
