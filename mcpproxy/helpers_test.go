@@ -122,7 +122,14 @@ const initMsg = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protoc
 // handshake.
 func startSession(t *testing.T, cfg *transport.Config, rec *recorder, hooks Hooks) *Session {
 	t.Helper()
-	s, err := NewSession(context.Background(), cfg, rec, hooks)
+	return startSessionIn(t, context.Background(), cfg, rec, hooks)
+}
+
+// startSessionIn is startSession with the client transport's context
+// (a listen signal).
+func startSessionIn(t *testing.T, ctx context.Context, cfg *transport.Config, rec *recorder, hooks Hooks) *Session {
+	t.Helper()
+	s, err := NewSession(ctx, cfg, rec, hooks)
 	if err != nil {
 		t.Fatal(err)
 	}

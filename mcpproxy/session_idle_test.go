@@ -38,14 +38,7 @@ func TestIdleSessionListensOnDemand(t *testing.T) {
 	srv, url := servertest.GoServer(t)
 	rec := newRecorder()
 	sig := &mcpwire.ListenSignal{}
-	s, err := NewSession(mcpwire.WithListen(context.Background(), sig), &transport.Config{ID: "go", URL: url, Timeout: 10 * time.Second}, rec, Hooks{CallTool: forwardAll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	s.HandleClient(context.Background(), msg(t, initMsg))
-	rec.wait(t, `"protocolVersion"`)
-	s.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	startSessionIn(t, mcpwire.WithListen(context.Background(), sig), &transport.Config{ID: "go", URL: url, Timeout: 10 * time.Second}, rec, Hooks{CallTool: forwardAll})
 	servertest.WaitFor(t, "an idle session without goroutines", func() bool { return relayGoroutines() == 0 })
 
 	sig.Listen()
