@@ -45,6 +45,17 @@
 // request's HTTP response stream, or carry that request's progress token,
 // are sent back on the stream of the client request that caused them.
 //
+// An HTTP session costs nothing downstream while its client is idle: its
+// GET stream (for what the server sends of its own accord) opens only once
+// the client opens its own (mcpwire.ListenSignal; a stdio client, which
+// can always be written to, listens from the start), and stays open,
+// resumed with Last-Event-ID, until the session ends; the messages of a
+// request are read on the goroutine reading its response, so an idle
+// session holds no goroutine, and its POSTs' connections go back to the
+// server's shared keep-alive pool. A server's tool changes still reach
+// the gateway through a Watcher, one listening session of the proxy's own
+// per server.
+//
 // The trade-off is cost for stdio servers: a process per session costs a
 // process start (tens of milliseconds for a Go server, more for Node) at
 // initialize and the server's memory once per concurrent session, and a
