@@ -283,3 +283,42 @@ func TestVersionFromInitialize(t *testing.T) {
 		t.Errorf("a 2025-06-18 session got event ids: %q", body)
 	}
 }
+
+// TestGETStreamSignalsListen: a session is started with a listen signal,
+// which fires when the client opens its GET stream, not before (so the
+// relay opens its downstream one only then).
+func TestGETStreamSignalsListen(t *testing.T) {
+	t.Parallel()
+	listened := make(chan struct{}, 2)
+	var te *testEndpoint
+	te = newTestEndpoint(t, Options{Legacy: func(ctx context.Context, peer mcpwire.Peer) (Session, error) {
+		sig := mcpwire.ListenFrom(ctx)
+		if sig == nil {
+			t.Error("a session started without a listen signal")
+		} else {
+			sig.OnListen(func() { listened <- struct{}{} })
+		}
+		s := &scripted{peer: peer}
+		te.mu.Lock()
+		te.sess = append(te.sess, s)
+		te.mu.Unlock()
+		return s, nil
+	}}, nil)
+	sid := initialize(t, te.url, "2025-06-18")
+	resp := post(t, context.Background(), te.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid)
+	readAll(t, resp)
+	select {
+	case <-listened:
+		t.Fatal("the signal fired before the client opened a GET stream")
+	default:
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream := get(t, ctx, te.url, "Mcp-Session-Id", sid)
+	defer stream.Body.Close()
+	select {
+	case <-listened:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client's GET stream did not fire the signal")
+	}
+}
