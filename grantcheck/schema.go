@@ -41,6 +41,7 @@ func compileSchema(url string, raw []byte) (*inputSchema, error) {
 		return nil, fmt.Errorf("an input schema must have type: object, not %s", t)
 	}
 	c := jsonschema.NewCompiler()
+	c.UseLoader(loadNothing{})
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
@@ -55,6 +56,16 @@ func compileSchema(url string, raw []byte) (*inputSchema, error) {
 		}
 	}
 	return s, nil
+}
+
+// loadNothing is the compiler's URL loader: a $ref outside the schema is
+// refused, whatever its scheme (the library's default reads file: URLs).
+// The drafts' metaschemas are built into the library and never loaded.
+type loadNothing struct{}
+
+// Load refuses url.
+func (loadNothing) Load(url string) (any, error) {
+	return nil, fmt.Errorf("a $ref outside the schema (%s) is not loaded", url)
 }
 
 // validate checks args against the schema, returning a readable error.

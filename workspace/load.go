@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -113,9 +114,11 @@ func capErrors(errs ErrorList) error {
 	return errs
 }
 
+// yamlLineRE and yamlAnchorRE read yaml.v3's messages, compiled when
+// first needed: a package initialiser runs in every toolgate process.
 var (
-	yamlLineRE   = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-	yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
+	yamlAnchorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`) })
 )
 
 // parseDocument parses exactly one YAML document into its root node with
@@ -149,12 +152,12 @@ func parseDocument(name string, data []byte) (*yaml.Node, ErrorList) {
 // use.
 func syntaxError(name string, data []byte, err error) *Error {
 	line, col, msg := 1, 1, err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 		if l, convErr := strconv.Atoi(m[1]); convErr == nil && l > 0 {
 			line = l
 		}
 		msg = m[2]
-	} else if m := yamlAnchorRE.FindStringSubmatch(msg); m != nil {
+	} else if m := yamlAnchorRE().FindStringSubmatch(msg); m != nil {
 		if i := bytes.Index(data, []byte("*"+m[1])); i >= 0 {
 			line = 1 + bytes.Count(data[:i], []byte("\n"))
 			col = 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:i], '\n')+1:i])

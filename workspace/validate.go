@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -204,7 +205,9 @@ var shells = []string{"sh", "bash", "zsh", "dash", "fish", "ksh", "ash", "csh", 
 // shellOperators as bare argv elements show a template written for a shell.
 var shellOperators = []string{"|", ";", "&&", "||", ">", ">>", "<", "&", "<<", "2>", "2>&1", "|&"}
 
-var dashCRE = regexp.MustCompile(`^-[A-Za-z]*c[A-Za-z]*$`)
+// dashCRE is a shell's -c among combined flags (-c, -ec, -lc …), compiled
+// when first needed.
+var dashCRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-[A-Za-z]*c[A-Za-z]*$`) })
 
 func (v *validator) command(p *CommandPack, c *Command) {
 	at := func(i int) Pos {
@@ -224,7 +227,7 @@ func (v *validator) command(p *CommandPack, c *Command) {
 		}
 		if slices.Contains(shells, path.Base(e)) {
 			for j := i + 1; j < len(c.Argv); j++ {
-				if dashCRE.MatchString(c.Argv[j]) {
+				if dashCRE().MatchString(c.Argv[j]) {
 					v.errorf(at(i), "command %s runs a shell (%s %s); packs run programs directly — put the program itself in argv", name, e, c.Argv[j])
 					break
 				}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -259,13 +260,16 @@ func renderWorkspace(srv initServer, props []proposal, agent string) []byte {
 }
 
 // plainRE is text that YAML may hold unquoted in any position.
-var plainRE = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./=+@-]*(:[A-Za-z0-9_./=+@-]+)*$`)
+// It is compiled when first needed, not in every process's initialisers.
+var plainRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./=+@-]*(:[A-Za-z0-9_./=+@-]+)*$`)
+})
 
 // yamlScalar writes s as a YAML scalar that reads back as the string s:
 // plain when that is unambiguous, else double-quoted (a JSON string is a
 // valid YAML double-quoted scalar).
 func yamlScalar(s string) string {
-	if plainRE.MatchString(s) {
+	if plainRE().MatchString(s) {
 		var back any
 		if yaml.Unmarshal([]byte(s), &back) == nil && back == s {
 			return s

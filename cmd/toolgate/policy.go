@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -137,7 +138,8 @@ type policyCase struct {
 	surface, member string
 }
 
-var yamlErrorLineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+// yamlErrorLineRE reads a yaml.v3 message, compiled when first needed.
+var yamlErrorLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
 var policyCaseKeys = []string{"agent", "args", "expect", "name", "reason_contains", "tool"}
 
@@ -157,7 +159,7 @@ func loadPolicyCases(path string) ([]*policyCase, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlErrorLineRE.FindStringSubmatch(msg); m != nil {
+		if m := yamlErrorLineRE().FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
