@@ -114,6 +114,7 @@ type Gateway struct {
 	metrics      *metrics.Metrics
 	tracer       *tracing.Tracer
 	stopWatchers func()
+	watchOnce    sync.Once // starts the watchers with the first /metrics front
 }
 
 // surface is a served pack with its commands by id.
@@ -192,7 +193,6 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		g.closeStore()
 		return nil, err
 	}
-	g.startWatchers()
 	g.reportPins()
 	return g, nil
 }

@@ -42,8 +42,15 @@ func (g *Gateway) initObservability(ctx context.Context) error {
 }
 
 // startWatchers runs the background observers (pending approvals) until
-// Close.
+// Close. They feed /metrics only, so they start with the first HTTP front
+// that serves it (once): a stdio instance or a CLI never subscribes to the
+// store, and so never opens its cross-process watcher.
 func (g *Gateway) startWatchers() {
+	g.watchOnce.Do(g.runWatchers)
+}
+
+// runWatchers is startWatchers' one run.
+func (g *Gateway) runWatchers() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -81,6 +88,7 @@ func (g *Gateway) watchPending(ctx context.Context) {
 // closeObservability flushes the spans still buffered (bounded) and stops
 // the watchers.
 func (g *Gateway) closeObservability() {
+	g.watchOnce.Do(func() {}) // none start after Close
 	if g.stopWatchers != nil {
 		g.stopWatchers()
 	}
@@ -127,6 +135,7 @@ func outcomeOf(c callpipe.CallStats) metrics.Outcome {
 // mountMetrics serves /metrics: behind the admin token unless
 // gateway.metrics.open (the series name which agents' surfaces are used).
 func (g *Gateway) mountMetrics(mux *http.ServeMux) {
+	g.startWatchers()
 	h := g.metrics.Handler()
 	if g.ws.Gateway.Metrics.Open {
 		mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -43,6 +43,11 @@ type Embedded struct {
 	stop context.CancelFunc
 	done chan struct{}
 	once sync.Once
+	// watching starts the watcher when a first waiter subscribes: its
+	// inotify instance costs an exiting process the kernel's fsnotify
+	// grace period (12–20 ms), which a process without waiters need not pay.
+	watching sync.Once
+	started  bool // the watcher was started (guarded by watching)
 }
 
 // OpenEmbedded opens (creating if needed, mode 0700/0600) the store in dir
@@ -75,7 +80,15 @@ func OpenEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 	e := &Embedded{sqlStore: newSQLStore(db, d, path), dir: dir, done: make(chan struct{})}
 	wctx, cancel := context.WithCancel(context.Background())
 	e.stop = cancel
-	go e.watch(wctx)
+	start := func() {
+		e.watching.Do(func() {
+			e.started = true
+			go e.watch(wctx)
+		})
+	}
+	for _, topic := range []string{topicApprovals, topicTasks, topicJobs} {
+		e.hubs[topic].first = start
+	}
 	return e, nil
 }
 
@@ -172,7 +185,10 @@ func (e *Embedded) Close() error {
 	var err error
 	e.once.Do(func() {
 		e.stop()
-		<-e.done
+		e.watching.Do(func() {}) // no watcher starts after Close
+		if e.started {
+			<-e.done
+		}
 		err = e.db.Close()
 	})
 	return err

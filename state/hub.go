@@ -7,12 +7,20 @@ import "sync"
 type hub struct {
 	mu   sync.Mutex
 	subs map[chan struct{}]struct{}
+	// first, when set, runs before every subscription: the embedded store
+	// starts its cross-process watcher there, once, so a process nobody
+	// subscribes in (a CLI, a stdio instance that answers and ends) never
+	// opens one.
+	first func()
 }
 
 func newHub() *hub { return &hub{subs: map[chan struct{}]struct{}{}} }
 
 // subscribe returns the channel and the function that ends it.
 func (h *hub) subscribe() (<-chan struct{}, func()) {
+	if h.first != nil {
+		h.first()
+	}
 	ch := make(chan struct{}, 1)
 	h.mu.Lock()
 	h.subs[ch] = struct{}{}
