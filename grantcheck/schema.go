@@ -27,11 +27,46 @@ type inputSchema struct {
 // no arguments at all.
 const emptyInputs = `{"type":"object","properties":{},"additionalProperties":false}`
 
+// maxSchemaNodes bounds the objects and arrays of one input schema. The
+// library's compile time grows with the square of a schema's subschemas
+// (20,000 properties take seconds), and a downstream server chooses the
+// schemas it lists: the bound keeps a hostile listing from stalling the
+// gateway. Real tools' schemas have tens to a few hundred.
+const maxSchemaNodes = 4096
+
+// schemaNodes counts the objects and arrays in doc, stopping at limit.
+func schemaNodes(doc any, limit int) int {
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		if n >= limit {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			n++
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			n++
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	return n
+}
+
 // compileSchema compiles raw (JSON) under the resource name url.
 func compileSchema(url string, raw []byte) (*inputSchema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if n := schemaNodes(doc, maxSchemaNodes+1); n > maxSchemaNodes {
+		return nil, fmt.Errorf("the schema has more than %d objects and arrays, more than toolgate compiles (compiling grows with their square); a tool that needs more should be split", maxSchemaNodes)
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {

@@ -139,14 +139,44 @@ func TestCompileSchemaHostile(t *testing.T) {
 	}
 }
 
-// BenchmarkCompileSchemaWide compiles a 0.5 MB input schema of 20,000
-// properties, as a hostile server may publish. The library's compile queue
-// searches its list on every enqueue, so the cost grows with the square of
-// the subschemas (~2.5 s for this one here): the figure to watch.
+// TestCompileSchemaTooWide: a schema of more objects than toolgate
+// compiles (a hostile server's 20,000 properties) is refused at once, with
+// a reason; one at the bound compiles.
+func TestCompileSchemaTooWide(t *testing.T) {
+	t.Parallel()
+	wide := func(props int) []byte {
+		var sb strings.Builder
+		sb.WriteString(`{"type":"object","properties":{`)
+		for i := range props {
+			fmt.Fprintf(&sb, `"p%d":{"type":"string"},`, i)
+		}
+		sb.WriteString(`"q":{"type":"integer"}}}`)
+		return []byte(sb.String())
+	}
+	if _, err := compileSchema("toolgate:///t/huge.json", wide(20000)); err == nil || !strings.Contains(err.Error(), "more than 4096 objects") {
+		t.Errorf("a 20,000-property schema: %v, want refused as too large", err)
+	}
+	// The root, properties and q are 3 objects: 4,093 more fill the bound.
+	if _, err := compileSchema("toolgate:///t/bound.json", wide(maxSchemaNodes-3)); err != nil {
+		t.Errorf("a schema of exactly %d objects: %v", maxSchemaNodes, err)
+	}
+	if _, err := compileSchema("toolgate:///t/over.json", wide(maxSchemaNodes-2)); err == nil {
+		t.Errorf("a schema of %d objects compiled", maxSchemaNodes+1)
+	}
+	nested := `{"type":"object","properties":{"a":{"type":"array","items":` + strings.Repeat(`[`, 5000) + strings.Repeat(`]`, 5000) + `}}}`
+	if _, err := compileSchema("toolgate:///t/nested.json", []byte(nested)); err == nil {
+		t.Error("a schema of 5,000 nested arrays compiled")
+	}
+}
+
+// BenchmarkCompileSchemaWide compiles the widest input schema toolgate
+// takes (4,096 objects, ~0.1 MB). The library's compile queue searches its
+// list on every enqueue, so the cost grows with the square of the
+// subschemas: the figure to watch when the bound moves.
 func BenchmarkCompileSchemaWide(b *testing.B) {
 	var sb strings.Builder
 	sb.WriteString(`{"type":"object","properties":{`)
-	for i := range 20000 {
+	for i := range maxSchemaNodes - 3 {
 		fmt.Fprintf(&sb, `"p%d":{"type":"string"},`, i)
 	}
 	sb.WriteString(`"q":{"type":"integer"}}}`)
