@@ -174,7 +174,7 @@ func (m *Manager) Start(cmd *exec.Cmd, maxMemory int64) (*Tree, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
-	repR, repW, err := os.Pipe()
+	repR, repW, err := ChildPipe()
 	if err != nil {
 		return nil, fmt.Errorf("helper report pipe: %w", err)
 	}
