@@ -124,13 +124,16 @@ func (cg *treeCgroup) pids() []int {
 }
 
 // populated reports whether any process, an exiting one included, is
-// still in the cgroup; true when it cannot tell.
+// still in the cgroup; true when it cannot tell. cgroup.events is one
+// short record the kernel writes whole, so one read from its start has
+// it.
 func (cg *treeCgroup) populated() bool {
-	b, err := readFromStart(cg.events)
-	if err != nil {
+	var buf [256]byte
+	n, err := syscall.Pread(int(cg.events.Fd()), buf[:], 0)
+	if err != nil || n <= 0 {
 		return true
 	}
-	return !bytes.Contains(b, []byte("populated 0\n"))
+	return !bytes.Contains(buf[:n], []byte("populated 0\n"))
 }
 
 // kill kills every process in the cgroup at once.
