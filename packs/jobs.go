@@ -237,8 +237,8 @@ func (m *Jobs) run(j *job, inv *Invocation, p *started) {
 	defer m.wg.Done()
 	tail := &tailBuffer{max: StderrTailBytes}
 	outDone, errDone := make(chan struct{}), make(chan struct{})
-	go pump(p.stdout, j.sink, outDone)
-	go pump(p.stderr, io.MultiWriter(j.stderr, tail), errDone)
+	go m.runner.pump(p.stdout, j.sink, outDone)
+	go m.runner.pump(p.stderr, io.MultiWriter(j.stderr, tail), errDone)
 	r := m.runner
 	res := &Result{Argv: make([]string, len(inv.Argv))}
 	for i, a := range inv.Argv {

@@ -28,7 +28,7 @@ func lookPathIn(program, pathList, dir string) (string, error) {
 			continue
 		}
 		p := filepath.Join(dir, program)
-		if executable(p) == nil {
+		if fi, err := os.Stat(p); err == nil && isExecutable(fi) {
 			return p, nil
 		}
 	}
@@ -40,10 +40,18 @@ func executable(path string) error {
 	if err != nil {
 		return fmt.Errorf("%q: %w", path, err)
 	}
-	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+	if !isExecutable(fi) {
 		return fmt.Errorf("%q is not an executable file", path)
 	}
 	return nil
+}
+
+// isExecutable reports whether fi is a file someone may execute. The PATH
+// walk checks with it, so that a directory without the program costs one
+// stat and no error value (a call looks through every PATH entry before
+// its program's).
+func isExecutable(fi os.FileInfo) bool {
+	return !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
 // envValue returns the value of key in a KEY=VALUE list.

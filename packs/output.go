@@ -86,15 +86,22 @@ func (t *tailBuffer) Bytes() []byte {
 	return t.buf
 }
 
-// pump copies r into w in fixed chunks until r ends or is closed, then
+// pump copies f into w in fixed chunks until f ends or is closed, then
 // closes done. w always accepts the bytes (the sinks above never fail).
-func pump(r *os.File, w io.Writer, done chan<- struct{}) {
+// The chunk comes from the runner's pool: a call's two pipes would
+// otherwise allocate 64 KB, most of it never touched.
+func (r *Runner) pump(f *os.File, w io.Writer, done chan<- struct{}) {
 	defer close(done)
-	buf := make([]byte, readChunk)
+	buf, _ := r.chunks.Get().(*[]byte)
+	if buf == nil {
+		b := make([]byte, readChunk)
+		buf = &b
+	}
+	defer r.chunks.Put(buf)
 	for {
-		n, err := r.Read(buf)
+		n, err := f.Read(*buf)
 		if n > 0 {
-			w.Write(buf[:n])
+			w.Write((*buf)[:n])
 		}
 		if err != nil {
 			return

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/packs/contain"
 )
 
 // Run executes inv directly (no shell), contained, and waits for it,
@@ -60,8 +62,8 @@ func (r *Runner) Run(ctx context.Context, inv *Invocation) (*Result, error) {
 		return nil, fmt.Errorf("command %s cannot start: %w", name, err)
 	}
 	outDone, errDone := make(chan struct{}), make(chan struct{})
-	go pump(p.stdout, sink, outDone)
-	go pump(p.stderr, tail, errDone)
+	go r.pump(p.stdout, sink, outDone)
+	go r.pump(p.stderr, tail, errDone)
 
 	res := &Result{Argv: make([]string, len(inv.Argv))}
 	for i, a := range inv.Argv {
@@ -216,7 +218,7 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 	cleanup = func() { sandboxCleanup(); created.settle(true) } // until the command starts
 	var ends []*os.File
 	pipe := func() (rd, wr *os.File, err error) {
-		if rd, wr, err = os.Pipe(); err == nil {
+		if rd, wr, err = contain.ChildPipe(); err == nil {
 			ends = append(ends, rd, wr)
 		}
 		return rd, wr, err
@@ -242,6 +244,9 @@ func (r *Runner) start(path string, inv *Invocation) (*started, error) {
 		Stdout:     outW,
 		Stderr:     errW,
 		ExtraFiles: files,
+	}
+	if null := r.devNull(); null != nil {
+		cmd.Stdin = null
 	}
 	if r.Contain == nil {
 		return fail(fmt.Errorf("the runner has no containment (build it with NewRunner)"))

@@ -2,6 +2,7 @@ package packs
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -75,6 +76,23 @@ type Runner struct {
 
 	once sync.Once
 	rd   *redact.Redactor
+	// chunks are the read buffers of the output pumps (readChunk bytes).
+	chunks sync.Pool
+	// null is the /dev/null every command's stdin reads, opened once.
+	nullOnce sync.Once
+	null     *os.File
+}
+
+// devNull is the runner's /dev/null for commands' stdin (nil if it cannot
+// be opened: os/exec then opens one per command). One open file serves
+// every command: reading /dev/null has no state to share.
+func (r *Runner) devNull() *os.File {
+	r.nullOnce.Do(func() {
+		if f, err := os.Open(os.DevNull); err == nil {
+			r.null = f
+		}
+	})
+	return r.null
 }
 
 // NewRunner returns a Runner with the built-in defaults and its redactor
@@ -111,6 +129,9 @@ func getenvOr(getenv func(string) string, key string) string {
 // Close stops the runner's containment watcher (which kills whatever is
 // still contained). Stop every run and job first.
 func (r *Runner) Close() error {
+	if r.null != nil {
+		r.null.Close()
+	}
 	if r.Contain == nil {
 		return nil
 	}

@@ -24,7 +24,11 @@
 //     every member, the grace period, then cgroup.kill, which kills every
 //     member at once, forks in flight included; the tree is gone when
 //     cgroup.events says "populated 0". Parentage does not matter, so a
-//     command that kills its helper, or the gateway, changes nothing.
+//     command that kills its helper, or the gateway, changes nothing. A
+//     cgroup its tree left empty ("populated 0") serves a later tree, one
+//     tree at a time, so a call pays no mkdir and no rmdir; one that was
+//     killed with cgroup.kill never does (the kernel would kill whatever
+//     is cloned into it later) and is removed.
 //   - a session of their own (ModeSession), where no cgroup can be made.
 //     The tree is the helper's session (no process can join an existing
 //     session) plus everything below its members by parent links in

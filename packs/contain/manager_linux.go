@@ -47,7 +47,9 @@ type Manager struct {
 	// children this process started and os/exec will reap.
 	sessions map[int]bool
 	// orphans were adopted (subreaper) and killed, and wait to be reaped.
-	orphans  map[int]bool
+	orphans map[int]bool
+	// idle are emptied cgroups kept for the next trees (cgroup mode).
+	idle     []*treeCgroup
 	scanning bool
 	watch    *watcher
 	closed   bool
@@ -174,7 +176,7 @@ func (m *Manager) Start(cmd *exec.Cmd, maxMemory int64) (*Tree, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
-	repR, repW, err := os.Pipe()
+	repR, repW, err := ChildPipe()
 	if err != nil {
 		return nil, fmt.Errorf("helper report pipe: %w", err)
 	}
@@ -191,15 +193,13 @@ func (m *Manager) Start(cmd *exec.Cmd, maxMemory int64) (*Tree, error) {
 	}
 	attr.Setsid, attr.Setpgid, attr.Pgid, attr.Setctty, attr.Foreground = true, false, 0, false, false
 	cmd.SysProcAttr = attr
-	cgFD := -1
 	if m.cgroup != "" {
-		t.cgroup = m.cgroup + "/c" + strconv.FormatUint(m.seq.Add(1), 10)
-		if cgFD, err = openCgroup(t.cgroup); err != nil {
+		if t.cgroup, err = m.takeCgroup(); err != nil {
 			repR.Close()
 			repW.Close()
 			return nil, err
 		}
-		attr.UseCgroupFD, attr.CgroupFD = true, cgFD
+		attr.UseCgroupFD, attr.CgroupFD = true, t.cgroup.fd
 	}
 	m.mu.Lock()
 	if m.closed {
@@ -218,13 +218,10 @@ func (m *Manager) Start(cmd *exec.Cmd, maxMemory int64) (*Tree, error) {
 		m.mu.Unlock()
 	}
 	repW.Close()
-	if cgFD >= 0 {
-		unix.Close(cgFD)
-	}
 	if err != nil {
 		repR.Close()
-		if t.cgroup != "" {
-			_ = syscall.Rmdir(t.cgroup)
+		if t.cgroup != nil {
+			m.giveBack(t.cgroup)
 		}
 		return nil, err
 	}
@@ -262,6 +259,7 @@ func (m *Manager) Close() error {
 	// m.watch stays: the orphan scan must still know the watcher's pid.
 	w := m.watch
 	m.mu.Unlock()
+	m.closeIdle()
 	if w != nil {
 		w.close(15 * time.Second)
 	}

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,13 +17,17 @@ import (
 // Tree is one contained command: its helper (the process the caller
 // started and waits for), the command and everything below them.
 type Tree struct {
-	m       *Manager
-	pid     int    // the helper
-	cgroup  string // its cgroup directory; "" in session mode
-	program string
-	report  *os.File
-	exit    *Exit
-	once    sync.Once
+	m   *Manager
+	pid int // the helper
+	// cgMu guards cgroup, which Release hands back to the Manager for a
+	// later tree: from then on this tree must not look at it or kill it.
+	cgMu     sync.Mutex
+	cgroup   *treeCgroup // its cgroup; nil in session mode
+	released bool
+	program  string
+	report   *os.File
+	exit     *Exit
+	once     sync.Once
 }
 
 // Pid is the helper's process id: the session, and the process group,
@@ -42,7 +44,12 @@ type member struct{ pid, pgid int }
 // orphans killed at once (a command that killed its helper, a double
 // fork: whichever tree they came from).
 func (t *Tree) members() []member {
-	if t.cgroup != "" {
+	if t.cgroup != nil {
+		t.cgMu.Lock()
+		defer t.cgMu.Unlock()
+		if t.released {
+			return nil
+		}
 		return cgroupMembers(t.cgroup)
 	}
 	snap := supervisor.Snapshot()
@@ -66,25 +73,21 @@ func (t *Tree) members() []member {
 // been reparented.
 func (t *Tree) remaining() []member {
 	ms := t.members()
-	if len(ms) == 0 && t.cgroup == "" {
+	if len(ms) == 0 && t.cgroup == nil {
 		ms = t.members()
 	}
 	return ms
 }
 
-// cgroupMembers reads the processes of cgroup dir (cgroup.procs leaves
-// zombies out) and their process groups.
-func cgroupMembers(dir string) []member {
-	b, err := os.ReadFile(dir + "/cgroup.procs")
-	if err != nil {
+// cgroupMembers reads the processes of cg (cgroup.procs leaves zombies
+// out) and their process groups.
+func cgroupMembers(cg *treeCgroup) []member {
+	pids := cg.pids()
+	if len(pids) == 0 {
 		return nil
 	}
-	var out []member
-	for _, f := range strings.Fields(string(b)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil {
-			continue
-		}
+	out := make([]member, 0, len(pids))
+	for _, pid := range pids {
 		m := member{pid: pid, pgid: pid}
 		if st, ok := supervisor.ReadStat(pid); ok {
 			m.pgid = st.PGID
@@ -152,8 +155,12 @@ func (t *Tree) Kill() {
 }
 
 func (t *Tree) kill(ms []member) {
-	if t.cgroup != "" {
-		_ = os.WriteFile(t.cgroup+"/cgroup.kill", []byte("1"), 0)
+	if t.cgroup != nil {
+		t.cgMu.Lock()
+		defer t.cgMu.Unlock()
+		if !t.released {
+			t.cgroup.kill()
+		}
 		return
 	}
 	for _, p := range ms {
@@ -192,23 +199,19 @@ func (t *Tree) Exit() Exit {
 	return e
 }
 
-// Release frees what the tree held (its report pipe, its cgroup, its
-// registration). Call it after Stop and once the helper was reaped.
+// Release frees what the tree held (its report pipe, its registration,
+// its cgroup: kept for a later tree once it is empty, else removed). Call
+// it after Stop and once the helper was reaped.
 func (t *Tree) Release() {
 	t.once.Do(func() {
 		t.report.Close()
-		if t.cgroup == "" {
+		if t.cgroup == nil {
 			t.m.unregister(t.pid)
 			return
 		}
-		for i := 0; ; i++ {
-			err := syscall.Rmdir(t.cgroup)
-			if err == nil || err == syscall.ENOENT || i == 100 {
-				return
-			}
-			// Busy: a process still exiting; kill it and look again.
-			_ = os.WriteFile(t.cgroup+"/cgroup.kill", []byte("1"), 0)
-			time.Sleep(pollInterval)
-		}
+		t.cgMu.Lock()
+		defer t.cgMu.Unlock()
+		t.released = true
+		t.m.giveBack(t.cgroup)
 	})
 }

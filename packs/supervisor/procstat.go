@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"syscall"
 )
 
 // Stat is what /proc/<pid>/stat says of a process's place in the tree.
@@ -26,14 +27,37 @@ func (s Stat) Running() bool {
 	return s.State != 'X' && (s.State != 'Z' || s.Threads > 1)
 }
 
+// statBuf is how much of a stat file is read: the fields parsed end well
+// before, comm being at most 15 bytes and the fields up to num_threads 20
+// numbers.
+const statBuf = 1024
+
 // ReadStat reads /proc/<pid>/stat; ok is false when it cannot (the
 // process is gone, or /proc is not there).
 func ReadStat(pid int) (st Stat, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return readStat(pid, make([]byte, statBuf))
+}
+
+// readStat is ReadStat reading into buf: a containment walk reads every
+// process's, with one buffer, parsing in place.
+func readStat(pid int, buf []byte) (st Stat, ok bool) {
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return st, false
 	}
-	return ParseStat(b)
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || m <= 0 {
+			break
+		}
+		n += m
+	}
+	syscall.Close(fd)
+	return ParseStat(buf[:n])
 }
 
 // ParseStat parses the text of a /proc/<pid>/stat file.
@@ -45,19 +69,79 @@ func ParseStat(stat []byte) (st Stat, ok bool) {
 		return st, false
 	}
 	// num_threads is field 20 of the file, the 18th after comm.
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 18 || len(f[0]) != 1 {
-		return st, false
-	}
-	var n [4]int
-	for k, at := range [4]int{1, 2, 3, 17} {
-		v, err := strconv.Atoi(string(f[at]))
-		if err != nil {
+	var out Stat
+	rest := stat[i+1:]
+	for k := 0; k <= 17; k++ {
+		f := nextField(&rest)
+		if f == nil {
 			return st, false
 		}
-		n[k] = v
+		var dst *int
+		switch k {
+		case 0:
+			if len(f) != 1 {
+				return st, false
+			}
+			out.State = f[0]
+		case 1:
+			dst = &out.PPID
+		case 2:
+			dst = &out.PGID
+		case 3:
+			dst = &out.SID
+		case 17:
+			dst = &out.Threads
+		}
+		if dst != nil {
+			v, ok := atoi(f)
+			if !ok {
+				return st, false
+			}
+			*dst = v
+		}
 	}
-	return Stat{State: f[0][0], PPID: n[0], PGID: n[1], SID: n[2], Threads: n[3]}, true
+	return out, true
+}
+
+// nextField cuts the next space-separated field off *b; nil at the end.
+func nextField(b *[]byte) []byte {
+	s := *b
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\n') {
+		s = s[1:]
+	}
+	if len(s) == 0 {
+		*b = s
+		return nil
+	}
+	j := 0
+	for j < len(s) && s[j] != ' ' && s[j] != '\n' {
+		j++
+	}
+	*b = s[j:]
+	return s[:j]
+}
+
+// atoi parses a decimal number, with an optional minus sign (a field such
+// as tty_nr or a priority may be negative), without allocating.
+func atoi(f []byte) (int, bool) {
+	neg := len(f) > 0 && f[0] == '-'
+	if neg {
+		f = f[1:]
+	}
+	if len(f) == 0 || len(f) > 18 {
+		return 0, false
+	}
+	v := 0
+	for _, c := range f {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // Proc is one process of a /proc snapshot.
@@ -76,12 +160,13 @@ func Snapshot() []Proc {
 	names, _ := d.Readdirnames(-1)
 	d.Close()
 	out := make([]Proc, 0, len(names))
+	buf := make([]byte, statBuf)
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil {
 			continue
 		}
-		if st, ok := ReadStat(pid); ok {
+		if st, ok := readStat(pid, buf); ok {
 			out = append(out, Proc{PID: pid, Stat: st})
 		}
 	}

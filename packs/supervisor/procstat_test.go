@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"bytes"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -76,5 +78,50 @@ func TestLiveThroughZombies(t *testing.T) {
 	}
 	if got := Live(snap, map[int]bool{999: true}); len(got) != 0 {
 		t.Errorf("Live from a pid not in the snapshot = %v, want none", got)
+	}
+}
+
+// TestReadStatMatchesReference: the in-place parser reads every process
+// of this machine as a plain field split of its stat file does.
+func TestReadStatMatchesReference(t *testing.T) {
+	t.Parallel()
+	ref := func(b []byte) (Stat, bool) {
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			return Stat{}, false
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 18 || len(f[0]) != 1 {
+			return Stat{}, false
+		}
+		var n [4]int
+		for k, at := range [4]int{1, 2, 3, 17} {
+			v, err := strconv.Atoi(string(f[at]))
+			if err != nil {
+				return Stat{}, false
+			}
+			n[k] = v
+		}
+		return Stat{f[0][0], n[0], n[1], n[2], n[3]}, true
+	}
+	checked := 0
+	for _, p := range Snapshot() {
+		b, err := os.ReadFile("/proc/" + itoa(p.PID) + "/stat")
+		if err != nil {
+			continue // gone since
+		}
+		want, ok := ref(b)
+		got, gok := ParseStat(b)
+		if ok != gok || got != want {
+			t.Errorf("pid %d: ParseStat = %+v, %v; reference %+v, %v (%q)", p.PID, got, gok, want, ok, b)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no process read from /proc")
+	}
+	self, ok := ReadStat(os.Getpid())
+	if !ok || self.PPID != os.Getppid() || self.State == 0 {
+		t.Errorf("ReadStat(self) = %+v, %v; want parent %d", self, ok, os.Getppid())
 	}
 }
