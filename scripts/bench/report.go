@@ -199,8 +199,10 @@ func (b *bench) profile(file string) {
 	}
 	ws := b.writeWorkspace(filepath.Join(b.tmp, "profile"), 64)
 	g := startToolgate(b.bin, ws, append([]string{"TOOLGATE_CPUPROFILE=" + abs}, b.gateEnv...)...)
-	saved := b.gate
-	b.gate = g
+	// The profile is of this toolgate alone: the rounds' gateways (the
+	// baseline's, TBXark's) have stopped by now.
+	saved, savedBase, savedTBX := b.gate, b.baseGate, b.tbxGate
+	b.gate, b.baseGate, b.tbxGate = g, nil, nil
 	er := b.open(eraSession)
 	for _, c := range []int{gateHTTP, gateStdio} {
 		for _, conc := range []int{1, 16} {
@@ -217,7 +219,7 @@ func (b *bench) profile(file string) {
 	}
 	er.pack.Close()
 	g.stop()
-	b.gate = saved
+	b.gate, b.baseGate, b.tbxGate = saved, savedBase, savedTBX
 	if st, err := os.Stat(abs); err != nil || st.Size() == 0 {
 		log, _ := os.ReadFile(filepath.Join(g.dir, "toolgate.log"))
 		fatalf("no CPU profile at %s (does this toolgate honour TOOLGATE_CPUPROFILE?)\n%s", abs, strings.TrimSpace(string(log)))
