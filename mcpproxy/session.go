@@ -90,8 +90,10 @@ type Session struct {
 	// info is the proxy's identity on its own stateless requests.
 	info       ClientInfo
 	clientCaps json.RawMessage
-	// requests are the client's requests in flight, each with its context.
+	// requests are the client's requests in flight, each with its context;
+	// workers serve them.
 	requests mcpwire.Requests
+	workers  *workers
 	// outbound correlates requests the gateway makes of the client.
 	outbound *jsonrpc.Outbound
 	// replay are requests that set session state (log level, resource
@@ -149,6 +151,7 @@ func newSession(cfg *transport.Config, up mcpwire.Peer, hooks Hooks, conn transp
 		pending: map[int64]*pending{}, byClientID: map[string]int64{}, tokens: map[string]json.RawMessage{},
 		serverReqs: map[string]serverReq{}, serverIDs: map[string]string{}, replay: map[string]*jsonrpc.Message{},
 		outbound: jsonrpc.NewOutbound("tg-")}
+	s.workers = newWorkers(&s.wg, sctx.Done())
 	s.install(conn, true)
 	return s
 }
