@@ -35,7 +35,7 @@ func (s *Session) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
 		rctx, done := s.requests.Start(ctx, s.ctx, m.ID)
-		s.workers.run(func() {
+		s.workers.Go(func() {
 			defer done()
 			s.serve(rctx, m)
 		})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/workers"
 	"github.com/toolgate/toolgate/mcpwire"
 )
 
@@ -39,6 +40,8 @@ type streamConn struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	writers   sync.WaitGroup
+	// requests runs each request's POST (counted in writers).
+	requests  *workers.Pool
 	getOnce   sync.Once
 	closeOnce sync.Once
 }
@@ -46,6 +49,7 @@ type streamConn struct {
 func dialStreamable(cfg *Config) *streamConn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &streamConn{cfg: cfg, stateless: cfg.stateless, recv: make(chan Incoming, 64), done: make(chan struct{}), ctx: ctx, cancel: cancel}
+	c.requests = workers.New(&c.writers, ctx.Done())
 	c.sessionID.Store("")
 	c.version.Store("")
 	return c
@@ -108,23 +112,17 @@ func (c *streamConn) Send(ctx context.Context, msg []byte, id json.RawMessage) e
 	if c.stateless {
 		pctx, cancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(c.ctx, cancel)
-		c.writers.Add(1)
-		go func() {
-			defer c.writers.Done()
+		c.requests.Go(func() {
 			defer stop()
 			defer cancel()
 			c.request(pctx, pctx, msg, id, hints)
-		}()
+		})
 		return nil
 	}
 	// A session's POST lives as long as the connection (the request is
 	// cancelled by notifications/cancelled); ctx, the request's, bounds
 	// only the polling of a stream the server closed mid-call.
-	c.writers.Add(1)
-	go func() {
-		defer c.writers.Done()
-		c.request(c.ctx, ctx, msg, id, hints)
-	}()
+	c.requests.Go(func() { c.request(c.ctx, ctx, msg, id, hints) })
 	return nil
 }
 

@@ -1,21 +1,21 @@
-package mcpproxy
+package workers
 
 import (
 	"sync"
 	"testing"
 )
 
-// Requests handed to a session's workers run concurrently: one that
+// Functions handed to a pool run concurrently: one that
 // blocks never holds up the next, and a worker kept idle takes new work.
-func TestWorkersRunConcurrently(t *testing.T) {
+func TestRunConcurrently(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	w := newWorkers(&wg, stop)
+	w := New(&wg, stop)
 	const n = 4
 	started := make(chan int, n)
 	release := make(chan struct{})
 	for i := range n {
-		w.run(func() {
+		w.Go(func() {
 			started <- i
 			<-release
 		})
@@ -32,22 +32,22 @@ func TestWorkersRunConcurrently(t *testing.T) {
 	// or a new one).
 	for range 2 * n {
 		done := make(chan struct{})
-		w.run(func() { close(done) })
+		w.Go(func() { close(done) })
 		<-done
 	}
 	close(stop)
 	wg.Wait() // every worker ends with the session
 }
 
-// BenchmarkWorkersRun is a session's request hand-off: to an idle worker
+// BenchmarkGo is a request's hand-off: to an idle worker
 // (the usual case) instead of a new goroutine.
-func BenchmarkWorkersRun(b *testing.B) {
+func BenchmarkGo(b *testing.B) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	w := newWorkers(&wg, stop)
+	w := New(&wg, stop)
 	done := make(chan struct{})
 	for b.Loop() {
-		w.run(func() { done <- struct{}{} })
+		w.Go(func() { done <- struct{}{} })
 		<-done
 	}
 	close(stop)
