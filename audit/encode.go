@@ -131,7 +131,9 @@ func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 // newline, and returns the line's hash. The hash covers exactly the bytes of
 // the line up to its hash field, closed with "}".
 func encodeLine(ev *Event) ([]byte, string, error) {
-	size := 384 + len(ev.Reason) + len(ev.Error) + len(ev.Approval) + len(ev.Arguments)
+	// A call's event without its variable parts (time, seq, prev, agent,
+	// action, revision, digests, payload) is ~550 bytes: one buffer.
+	size := 640 + len(ev.Reason) + len(ev.Error) + len(ev.Approval) + len(ev.Arguments)
 	for _, a := range ev.Argv {
 		size += len(a) + 3
 	}

@@ -231,14 +231,18 @@ func (l *Log) writeLocked(size int64, evs []*Event, sync bool) ([]error, error) 
 	if len(lines) == 0 {
 		return errs, nil
 	}
-	n := 0
-	for _, ln := range lines {
-		n += len(ln.Bytes)
+	buf := lines[0].Bytes // a lone line is written as it is
+	if len(lines) > 1 {
+		n := 0
+		for _, ln := range lines {
+			n += len(ln.Bytes)
+		}
+		buf = make([]byte, 0, n)
+		for _, ln := range lines {
+			buf = append(buf, ln.Bytes...)
+		}
 	}
-	buf := make([]byte, 0, n)
-	for _, ln := range lines {
-		buf = append(buf, ln.Bytes...)
-	}
+	n := len(buf)
 	if err := l.writeSync(size, buf, sync); err != nil {
 		return nil, err
 	}

@@ -181,6 +181,12 @@ func (c *Call) AppendParams(dst []byte, meta map[string]any) []byte {
 	return append(dst, '}')
 }
 
+// ParamsSizeHint is about the size of what AppendParams appends, for
+// sizing its buffer once.
+func (c *Call) ParamsSizeHint() int {
+	return len(c.ArgsJSON) + len(c.Name) + len(c.RequestState) + 128
+}
+
 // MetaString returns _meta[key] when it is a string.
 func (c *Call) MetaString(key string) string {
 	s, _ := c.Meta[key].(string)

@@ -85,13 +85,18 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // is false when the surface does not exist or the agent holds nothing
 // there.
 func (g *Gateway) endpoint(ctx context.Context, agent, surfaceID string) (*mcpserve.Endpoint, bool) {
-	opts, ok := g.serveOptions(ctx, agent, surfaceID)
-	if !ok {
+	// Asked on every request: the revision in force may have taken the
+	// surface or the agent's grants away since the endpoint was built.
+	if !g.serves(ctx, agent, surfaceID) {
 		return nil, false
 	}
 	key := endpointKey{agent, surfaceID}
 	if e, ok := g.endpoints.Load(key); ok {
 		return e.(*mcpserve.Endpoint), true
+	}
+	opts, ok := g.serveOptions(ctx, agent, surfaceID)
+	if !ok {
+		return nil, false
 	}
 	e := mcpserve.NewEndpoint(opts)
 	actual, loaded := g.endpoints.LoadOrStore(key, e)

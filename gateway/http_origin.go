@@ -57,8 +57,7 @@ func hostAllowed(r *http.Request) bool {
 	if !ok {
 		return true
 	}
-	host, _, err := net.SplitHostPort(local.String())
-	if err != nil || !isLoopbackHost(host) {
+	if !isLoopbackAddr(local) {
 		return true
 	}
 	h := r.Host
@@ -66,6 +65,16 @@ func hostAllowed(r *http.Request) bool {
 		h = hh
 	}
 	return isLoopbackHost(h)
+}
+
+// isLoopbackAddr reports whether a listener's address is loopback; a TCP
+// one (every request's) is read without formatting it.
+func isLoopbackAddr(a net.Addr) bool {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	return err == nil && isLoopbackHost(host)
 }
 
 func isLoopbackHost(h string) bool {

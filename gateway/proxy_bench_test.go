@@ -64,8 +64,22 @@ agents:
 	}
 	sid := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)
 	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	b.ResetTimer()
-	for range b.N {
+	call := func() {
 		post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
 	}
+	b.ResetTimer()
+	for range b.N {
+		call()
+	}
+	b.StopTimer()
+	// The allocations of one call (this client's included) are exact, the
+	// time is not: a ceiling keeps the per-call work from creeping back
+	// (docs/performance.md, "Where a proxied call's CPU goes").
+	if a := testing.AllocsPerRun(50, call); a > proxyCallAllocs {
+		b.Errorf("a proxied call allocates %.0f times, more than %d", a, proxyCallAllocs)
+	}
 }
+
+// proxyCallAllocs bounds BenchmarkProxyCall's allocations per call (228
+// when it was set, with a margin for the runtime's own).
+const proxyCallAllocs = 240

@@ -59,7 +59,7 @@ func (r *proxyRun) Execute(ctx context.Context, _ audit.Event) callpipe.Outcome 
 	g := r.x.g
 	ctx, span := g.tracer.StartDownstream(ctx, tracing.Downstream{Server: r.x.server, Method: "tools/call", Tool: r.call.Name})
 	defer span.End()
-	params := r.call.AppendParams(nil, g.forwardedMeta(ctx, r.call))
+	params := r.call.AppendParams(make([]byte, 0, r.call.ParamsSizeHint()), g.forwardedMeta(ctx, r.call))
 	start := time.Now()
 	result, rpcErr, err := r.x.forward(ctx, r.call.Name, params)
 	out := callpipe.Outcome{Duration: time.Since(start)}

@@ -32,6 +32,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, agent, surfaceID string, in io
 // is not disclosed). Every transport (HTTP endpoint, stdio) is built from
 // these, so both eras are served on every endpoint.
 func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mcpserve.Options, bool) {
+	if !g.serves(ctx, agent, surfaceID) {
+		return mcpserve.Options{}, false
+	}
 	sessions := g.ws.Gateway.Sessions
 	opts := mcpserve.Options{
 		IdleTTL:     sessions.IdleTTLOrDefault(),
@@ -42,7 +45,7 @@ func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mc
 	if ps := g.proxy.server(surfaceID); ps != nil {
 		opts.Refused = g.refusedCall(agent, callpipe.MCP, surfaceID)
 		if !g.servesAgent(ctx, agent, ps) {
-			return opts, false
+			return mcpserve.Options{}, false
 		}
 		opts.Legacy = countSessions(g.sessionFactory(agent, ps), g.metrics.Surface(surfaceID))
 		opts.Modern = &proxyModern{g: g, agent: agent, ps: ps}
@@ -50,12 +53,23 @@ func (g *Gateway) serveOptions(ctx context.Context, agent, surfaceID string) (mc
 	}
 	s, ok := g.surface(surfaceID)
 	if !ok || !g.view(agent, surfaceID).holds() {
-		return opts, false
+		return mcpserve.Options{}, false
 	}
 	opts.Legacy = countSessions(g.packSessions(agent, s), g.metrics.Surface(surfaceID))
 	opts.Refused = g.refusedCall(agent, callpipe.Command, surfaceID)
 	opts.Modern = packModern{g: g, agent: agent, s: s}
 	return opts, true
+}
+
+// serves reports whether agent is served on a surface: serveOptions' ok,
+// without building the options (an endpoint already built asks it on
+// every request).
+func (g *Gateway) serves(ctx context.Context, agent, surfaceID string) bool {
+	if ps := g.proxy.server(surfaceID); ps != nil {
+		return g.servesAgent(ctx, agent, ps)
+	}
+	_, ok := g.surface(surfaceID)
+	return ok && g.view(agent, surfaceID).holds()
 }
 
 // refusedCall audits a tools/call the transport refused before the

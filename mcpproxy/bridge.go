@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/workers"
 	"github.com/toolgate/toolgate/mcpproxy/transport"
 	"github.com/toolgate/toolgate/mcpwire"
 )
@@ -39,6 +40,8 @@ type Bridge struct {
 	ctx      context.Context
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
+	// workers serve the client's requests (counted in wg).
+	workers *workers.Pool
 
 	mu       sync.Mutex
 	version  string
@@ -59,7 +62,9 @@ func NewBridge(ctx context.Context, cfg *transport.Config, up mcpwire.Peer, hook
 		return nil, err
 	}
 	bctx, stop := context.WithCancel(context.Background())
-	return &Bridge{f: f, up: up, hooks: hooks, discover: discover, out: jsonrpc.NewOutbound("tg-"), ctx: bctx, stop: stop}, nil
+	b := &Bridge{f: f, up: up, hooks: hooks, discover: discover, out: jsonrpc.NewOutbound("tg-"), ctx: bctx, stop: stop}
+	b.workers = workers.New(&b.wg, bctx.Done())
+	return b, nil
 }
 
 // Close ends the session and the connection behind it.
@@ -75,16 +80,14 @@ func (b *Bridge) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
 		rctx, done := b.reqs.Start(ctx, b.ctx, m.ID)
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
+		b.workers.Go(func() {
 			defer done()
 			result, rpcErr := b.serve(rctx, m)
 			if rctx.Err() != nil && result == nil && rpcErr == nil {
 				return
 			}
 			b.up.Send((&jsonrpc.Message{ID: m.ID, Result: result, Error: rpcErr}).Encode(), m.ID, false)
-		}()
+		})
 	case jsonrpc.KindNotification:
 		switch m.Method {
 		case "notifications/cancelled":

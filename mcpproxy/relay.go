@@ -35,12 +35,10 @@ func (s *Session) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
 		rctx, done := s.requests.Start(ctx, s.ctx, m.ID)
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
+		s.workers.Go(func() {
 			defer done()
 			s.serve(rctx, m)
-		}()
+		})
 	case jsonrpc.KindNotification:
 		switch {
 		case m.Method == "tools/call":

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/workers"
 	"github.com/toolgate/toolgate/mcpproxy/transport"
 	"github.com/toolgate/toolgate/mcpwire"
 )
@@ -96,8 +97,10 @@ type Session struct {
 	// info is the proxy's identity on its own stateless requests.
 	info       ClientInfo
 	clientCaps json.RawMessage
-	// requests are the client's requests in flight, each with its context.
+	// requests are the client's requests in flight, each with its context;
+	// workers serve them.
 	requests mcpwire.Requests
+	workers  *workers.Pool
 	// outbound correlates requests the gateway makes of the client.
 	outbound *jsonrpc.Outbound
 	// replay are requests that set session state (log level, resource
@@ -157,6 +160,7 @@ func newSession(cfg *transport.Config, up mcpwire.Peer, hooks Hooks, conn transp
 		pending: map[int64]*pending{}, byClientID: map[string]int64{}, tokens: map[string]json.RawMessage{},
 		serverReqs: map[string]serverReq{}, serverIDs: map[string]string{}, replay: map[string]*jsonrpc.Message{},
 		outbound: jsonrpc.NewOutbound("tg-"), listening: sig == nil}
+	s.workers = workers.New(&s.wg, sctx.Done())
 	s.install(conn, true)
 	if sig != nil {
 		sig.OnListen(s.listen)

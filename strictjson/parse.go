@@ -185,7 +185,7 @@ func Kind(v any) string {
 type parser struct {
 	data []byte
 	i    int
-	path []seg
+	path path
 	// lax applies the strict rules to the keys of the outermost object
 	// only (LaxMembers); laxKeys not even there (ScanMembers).
 	lax, laxKeys bool
@@ -199,16 +199,47 @@ type seg struct {
 	idx   int
 }
 
+// pathSmall is how deep a path is kept in the parser itself: a message's
+// usual depth, so parsing one allocates nothing for its path.
+const pathSmall = 16
+
+// path is the stack of segs to the value being parsed: the first
+// pathSmall inline, any deeper ones in more.
+type path struct {
+	n     int
+	small [pathSmall]seg
+	more  []seg
+}
+
+func (pa *path) push(s seg) {
+	if pa.n < pathSmall {
+		pa.small[pa.n] = s
+	} else {
+		pa.more = append(pa.more[:pa.n-pathSmall], s)
+	}
+	pa.n++
+}
+
+func (pa *path) pop() { pa.n-- }
+
+func (pa *path) at(i int) seg {
+	if i < pathSmall {
+		return pa.small[i]
+	}
+	return pa.more[i-pathSmall]
+}
+
 func (p *parser) errorf(format string, args ...any) error {
 	return &Error{Path: p.pathString(), Offset: p.i, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *parser) pathString() string {
-	if len(p.path) == 0 {
+	if p.path.n == 0 {
 		return ""
 	}
 	var b strings.Builder
-	for _, s := range p.path {
+	for i := range p.path.n {
+		s := p.path.at(i)
 		b.WriteByte('/')
 		if s.idx >= 0 {
 			fmt.Fprint(&b, s.idx)
@@ -379,14 +410,14 @@ func (p *parser) key(depth int, seen *keySet) ([]byte, error) {
 	}
 	p.i++
 	p.skipSpace()
-	p.path = append(p.path, seg{keyAt: keyAt, idx: -1})
+	p.path.push(seg{keyAt: keyAt, idx: -1})
 	return key, nil
 }
 
 // next leaves the member just read and moves to the next one; done at
 // the object's end.
 func (p *parser) next() (done bool, err error) {
-	p.path = p.path[:len(p.path)-1]
+	p.path.pop()
 	p.skipSpace()
 	if p.i >= len(p.data) {
 		return true, p.errorf("unexpected end of JSON input in an object")
@@ -415,12 +446,12 @@ func (p *parser) array(depth int, build bool) (any, error) {
 		return out, nil
 	}
 	for n := 0; ; n++ {
-		p.path = append(p.path, seg{idx: n})
+		p.path.push(seg{idx: n})
 		v, err := p.value(depth+1, build)
 		if err != nil {
 			return nil, err
 		}
-		p.path = p.path[:len(p.path)-1]
+		p.path.pop()
 		if build {
 			out = append(out, v)
 		}

@@ -141,6 +141,9 @@ func (t *Tracer) InjectMeta(ctx context.Context, meta json.RawMessage) (json.Raw
 // ctx carries none. A caller building _meta as a map (callpipe's forwarded
 // params) sets these in place of the caller's own.
 func (t *Tracer) MetaFields(ctx context.Context) map[string]string {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil // the W3C propagator injects nothing then
+	}
 	carrier := propagation.MapCarrier{}
 	t.prop.Inject(ctx, carrier)
 	if len(carrier) == 0 {

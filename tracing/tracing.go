@@ -113,12 +113,12 @@ type Call struct {
 // trace context already in ctx (see Extract). End it when the answer is
 // sent; record the decision with SetDecision.
 func (t *Tracer) StartCall(ctx context.Context, c Call) (context.Context, trace.Span) {
+	if !t.Enabled() {
+		return t.startOff(ctx)
+	}
 	name := c.Method
 	if c.Tool != "" {
 		name += " " + c.Tool
-	}
-	if !t.Enabled() {
-		return t.tracer.Start(ctx, name)
 	}
 	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 		attribute.String("mcp.method.name", c.Method),
@@ -126,6 +126,18 @@ func (t *Tracer) StartCall(ctx context.Context, c Call) (context.Context, trace.
 		attribute.String("toolgate.surface", c.Surface),
 		attribute.String("toolgate.agent", c.Agent),
 	))
+}
+
+// startOff is a span start with tracing off: nothing is recorded, and the
+// caller's trace context (which the audit's trace_id and the downstream
+// request carry on) is ctx's own, so ctx is returned as it is, with its
+// span — what the no-op tracer returns, without wrapping ctx anew on
+// every call.
+func (t *Tracer) startOff(ctx context.Context) (context.Context, trace.Span) {
+	if span := trace.SpanFromContext(ctx); !span.IsRecording() {
+		return ctx, span
+	}
+	return t.tracer.Start(ctx, "")
 }
 
 // Downstream describes a request toolgate sends on: to a proxied MCP
@@ -139,10 +151,10 @@ type Downstream struct {
 // StartDownstream starts the child span of the request sent downstream;
 // inject its context (InjectHTTP, InjectMeta) into that request.
 func (t *Tracer) StartDownstream(ctx context.Context, d Downstream) (context.Context, trace.Span) {
-	name := "downstream " + d.Method
 	if !t.Enabled() {
-		return t.tracer.Start(ctx, name)
+		return t.startOff(ctx)
 	}
+	name := "downstream " + d.Method
 	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("mcp.method.name", d.Method),
 		attribute.String("gen_ai.tool.name", d.Tool),

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/jsonrpc"
+	"github.com/toolgate/toolgate/mcpproxy/internal/workers"
 	"github.com/toolgate/toolgate/mcpwire"
 )
 
@@ -34,16 +35,18 @@ type streamConn struct {
 	version   atomic.Value // string
 	// recv is made on first use (Recv, or a message delivered without
 	// Push); a pushed connection has none.
-	recv      chan Incoming
-	recvOnce  sync.Once
-	push      func(Incoming)
-	ended     func()
-	done      chan struct{}
-	err       error
-	errOnce   sync.Once
-	ctx       context.Context
-	cancel    context.CancelFunc
-	writers   sync.WaitGroup
+	recv     chan Incoming
+	recvOnce sync.Once
+	push     func(Incoming)
+	ended    func()
+	done     chan struct{}
+	err      error
+	errOnce  sync.Once
+	ctx      context.Context
+	cancel   context.CancelFunc
+	writers  sync.WaitGroup
+	// requests runs each request's POST (counted in writers).
+	requests  *workers.Pool
 	closeOnce sync.Once
 	// The GET stream opens once the session is initialized and someone
 	// listens (Listen): a session whose client has no stream of its own
@@ -59,6 +62,7 @@ type streamConn struct {
 func dialStreamable(cfg *Config) *streamConn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &streamConn{cfg: cfg, stateless: cfg.stateless, done: make(chan struct{}), ctx: ctx, cancel: cancel}
+	c.requests = workers.New(&c.writers, ctx.Done())
 	c.sessionID.Store("")
 	c.version.Store("")
 	return c
@@ -140,23 +144,17 @@ func (c *streamConn) Send(ctx context.Context, msg []byte, id json.RawMessage) e
 	if c.stateless {
 		pctx, cancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(c.ctx, cancel)
-		c.writers.Add(1)
-		go func() {
-			defer c.writers.Done()
+		c.requests.Go(func() {
 			defer stop()
 			defer cancel()
 			c.request(pctx, pctx, msg, id, hints)
-		}()
+		})
 		return nil
 	}
 	// A session's POST lives as long as the connection (the request is
 	// cancelled by notifications/cancelled); ctx, the request's, bounds
 	// only the polling of a stream the server closed mid-call.
-	c.writers.Add(1)
-	go func() {
-		defer c.writers.Done()
-		c.request(c.ctx, ctx, msg, id, hints)
-	}()
+	c.requests.Go(func() { c.request(c.ctx, ctx, msg, id, hints) })
 	return nil
 }
 
