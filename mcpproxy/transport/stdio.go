@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,6 +41,10 @@ type stdioConn struct {
 	recv chan Incoming
 	done chan struct{}
 	err  error
+	// stopped is why toolgate stopped the server itself (it stopped
+	// reading its input), set before the kill: the exit then says so
+	// first, whichever of the write and the exit a caller hears of first.
+	stopped atomic.Pointer[error]
 
 	closeOnce sync.Once
 	exited    chan struct{}
@@ -99,7 +104,11 @@ func dialStdio(cfg *Config) (*stdioConn, error) {
 			c.err = rerr
 		default:
 			lines := c.tail.Lines()
-			c.err = &ExitError{Server: cfg.ID, Err: werr, Stderr: lines}
+			exit := &ExitError{Server: cfg.ID, Err: werr, Stderr: lines}
+			c.err = exit
+			if why := c.stopped.Load(); why != nil {
+				c.err = fmt.Errorf("%w; %w", *why, exit)
+			}
 			cfg.Stderr.set(lines)
 		}
 		close(c.done)
@@ -215,8 +224,10 @@ func (c *stdioConn) Send(ctx context.Context, msg []byte, _ json.RawMessage) err
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			// The server stopped reading: it cannot be talked to any more
 			// (and a line cut short would garble the next one).
+			why := fmt.Errorf("server %q stopped reading its input (a write did not finish within %s); it was stopped", c.cfg.ID, bound)
+			c.stopped.CompareAndSwap(nil, &why)
 			c.kill()
-			return fmt.Errorf("server %q stopped reading its input (a write did not finish within %s); it was stopped", c.cfg.ID, bound)
+			return why
 		}
 		// A server that exited before reading (it could not start): its
 		// exit, with what it said on stderr, explains more than the

@@ -47,3 +47,32 @@ func TestStdioSendBoundedByDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioStoppedReadingNamedOnExit: when a write's bound stops a server
+// that reads nothing, the connection's end says why first — a caller
+// that hears of the exit before its own write returns (the session's
+// pending requests) is told the server stopped reading, not only that it
+// exited.
+func TestStdioStoppedReadingNamedOnExit(t *testing.T) {
+	t.Parallel()
+	cfg := tinyConfig("tiny", "TG_TINY_NOREAD=1")
+	c, err := dialStdio(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	big := []byte(`{"jsonrpc":"2.0","method":"x","params":"` + strings.Repeat("y", 1<<20) + `"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := c.Send(ctx, big, nil); err == nil || !strings.Contains(err.Error(), "stopped reading its input") {
+		t.Fatalf("send to a server reading nothing: %v", err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stopped server did not end")
+	}
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "stopped reading its input") || !strings.Contains(err.Error(), `server "tiny" exited`) {
+		t.Errorf("the connection ended with %v, want the reason first and the exit after", err)
+	}
+}
