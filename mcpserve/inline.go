@@ -21,20 +21,9 @@ import (
 type inlineServe struct {
 	state     atomic.Int32 // inlineServing, inlineSpilled or inlineAfter
 	answering atomic.Bool  // the next message is the answer
+	respond   func()
 	wg        sync.WaitGroup
-
-	// What respond writes the response with.
-	e   *Endpoint
-	w   http.ResponseWriter
-	r   *http.Request
-	hs  *httpSession
-	st  *stream
-	a   *attachment
-	sse bool
 }
-
-// respond writes the call's response (Endpoint.respond).
-func (in *inlineServe) respond() { in.e.respond(in.w, in.r, in.hs, in.st, in.a, in.sse) }
 
 const (
 	inlineServing int32 = iota // the call runs on the POST's goroutine
@@ -69,7 +58,7 @@ func (in *inlineServe) finish() {
 // elsewhere returns from HandleClient at once, and the response is
 // written here as for any other request.
 func (e *Endpoint) serveInline(ctx context.Context, w http.ResponseWriter, r *http.Request, hs *httpSession, st *stream, a *attachment, m *jsonrpc.Message, sse bool) {
-	in := &inlineServe{e: e, w: w, r: r, hs: hs, st: st, a: a, sse: sse}
+	in := &inlineServe{respond: func() { e.respond(w, r, hs, st, a, sse) }}
 	st.inline.Store(in)
 	stop := context.AfterFunc(r.Context(), in.spill)
 	hs.sess.HandleClient(ctx, m)
