@@ -27,36 +27,14 @@ type ToolCall struct {
 	Forward func(ctx context.Context, name string, params []byte) (result, rpcErr json.RawMessage, err error)
 }
 
-// InlineHints are StreamHints of a client transport that can have a
-// tools/call served on its own goroutine (mcpserve's session-era HTTP
-// front): ServeInline says so for this request, and Answering is told
-// just before its answer is sent, so that the transport can tell the
-// answer from what the call sends before it (progress, server requests),
-// for which it starts streaming on a goroutine of its own.
-type InlineHints interface {
-	mcpwire.StreamHints
-	ServeInline() bool
-	Answering()
-}
-
 // HandleClient takes one message from the MCP client. Requests are served
 // concurrently under a context of their own (ctx, ended early by the
 // session's end or the client's notifications/cancelled); their answers go
-// to the session's Peer routed by the request id. A tools/call whose ctx
-// carries InlineHints that ask for it is served on the caller's goroutine
-// (HandleClient returns once it is answered): one hand-off to a worker
-// and one back fewer per call.
+// to the session's Peer routed by the request id.
 func (s *Session) HandleClient(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
 	case jsonrpc.KindRequest:
 		rctx, done := s.requests.Start(ctx, s.ctx, m.ID)
-		if h, ok := mcpwire.StreamHintsFrom(ctx).(InlineHints); ok && m.Method == "tools/call" && h.ServeInline() {
-			s.wg.Add(1)
-			defer s.wg.Done()
-			defer done()
-			s.serve(rctx, m)
-			return
-		}
 		s.workers.Go(func() {
 			defer done()
 			s.serve(rctx, m)
@@ -118,11 +96,7 @@ func (s *Session) serve(ctx context.Context, m *jsonrpc.Message) {
 	if rpcErr == nil && result == nil {
 		rpcErr = jsonrpc.ErrorObject(jsonrpc.CodeInternalError, "no answer")
 	}
-	answer := (&jsonrpc.Message{ID: m.ID, Result: result, Error: rpcErr}).Encode()
-	if h, ok := mcpwire.StreamHintsFrom(ctx).(InlineHints); ok {
-		h.Answering()
-	}
-	s.up.Send(answer, m.ID, false)
+	s.up.Send((&jsonrpc.Message{ID: m.ID, Result: result, Error: rpcErr}).Encode(), m.ID, false)
 }
 
 // initialize forwards the client's handshake (with the protocol version

@@ -74,14 +74,12 @@ func (hs *httpSession) Send(msg []byte, route json.RawMessage, droppable bool) {
 		if droppable {
 			select {
 			case st.ch <- msg:
-				st.sent()
 			default:
 			}
 			return
 		}
 		select {
 		case st.ch <- msg:
-			st.sent()
 			return
 		case <-st.done:
 			// That stream ended meanwhile; pick another.
@@ -341,18 +339,7 @@ func (e *Endpoint) legacyPost(w http.ResponseWriter, r *http.Request, m *jsonrpc
 	if released {
 		cancel()
 	}
-	if m.Method == "tools/call" {
-		e.serveInline(ctx, w, r, hs, st, a, m, sse)
-		return
-	}
 	hs.sess.HandleClient(ctx, m)
-	e.respond(w, r, hs, st, a, sse)
-}
-
-// respond writes the response of the request st streams, once its
-// Session has it in hand: its answer alone as JSON, or an SSE stream of
-// what it sends before its answer.
-func (e *Endpoint) respond(w http.ResponseWriter, r *http.Request, hs *httpSession, st *stream, a *attachment, sse bool) {
 	w.Header().Set(mcpwire.HeaderSessionID, hs.id)
 	if !sse {
 		e.answerJSON(w, r, hs, st)
@@ -375,7 +362,7 @@ func (e *Endpoint) respond(w http.ResponseWriter, r *http.Request, hs *httpSessi
 		hs.release(st)
 		return
 	}
-	if first != nil && !st.isStreamed() && jsonrpc.IsResponseTo(first, st.id) && accepts(r, "application/json") {
+	if first != nil && !st.isStreamed() && jsonrpc.IsResponseTo(first, m.ID) && accepts(r, "application/json") {
 		hs.noteAnswer(st, first)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)

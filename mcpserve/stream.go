@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -171,10 +170,6 @@ type stream struct {
 	primed   bool // a priming event went out: the client can resume
 	finished bool // its response was written
 	released bool
-
-	// inline is set while the request is served on its POST's goroutine
-	// (serveInline).
-	inline atomic.Pointer[inlineServe]
 }
 
 // attachment is one HTTP response writing a stream.
@@ -207,10 +202,7 @@ func (st *stream) noteResumed() {
 }
 
 // Streamed implements StreamHints.
-func (st *stream) Streamed() {
-	st.streamedOnce.Do(func() { close(st.streamed) })
-	st.spill()
-}
+func (st *stream) Streamed() { st.streamedOnce.Do(func() { close(st.streamed) }) }
 
 // Paused implements StreamHints: only a client that can resume the
 // stream has it closed for a poll; any other keeps it open (toolgate
