@@ -22,7 +22,7 @@
 //
 //	go run ./scripts/bench [-rounds 3] [-calls 1500] [-toolgate BIN] [-fsync always|never]
 //	                      [-eras 2025-11-25,2026-07-28] [-sessions 1000] [-pack-calls 300]
-//	                      [-baseline OLD_TOOLGATE] [-tbxark MCP_PROXY] [-starts 40]
+//	                      [-baseline OLD_TOOLGATE [-baseline-fsync never]] [-tbxark MCP_PROXY] [-starts 40]
 //	                      [-profile cpu.pprof]
 //
 // Without -toolgate it builds ./cmd/toolgate first. The era is chosen by
@@ -63,6 +63,7 @@ func main() {
 	fsync := flag.String("fsync", "always", "gateway.audit.fsync of the bench workspace")
 	profile := flag.String("profile", "", "write a CPU profile of toolgate under load to this file")
 	baseline := flag.String("baseline", "", "a second toolgate binary (say, main's) measured in the same interleaved rounds, for before/after ratios")
+	baseFsync := flag.String("baseline-fsync", "", "gateway.audit.fsync of the baseline's workspace (default: -fsync's); -baseline-fsync never with -baseline the same binary shows what the audit's fsync costs")
 	tbxark := flag.String("tbxark", "", "a TBXark/mcp-proxy binary measured in the same rounds (an ungoverned proxy, for comparison)")
 	idleDetail := flag.Bool("idle-detail", false, "open toolgate's /metrics in the idle-session runs and report its goroutines, heap and stacks")
 	starts := flag.Int("starts", 40, "process starts per program for the start-time comparison (0: skip)")
@@ -116,9 +117,10 @@ func main() {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 128 // every worker keeps its connection
-	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv, baseBin: *baseline, tbxBin: *tbxark, idleDetail: *idleDetail}
+	b := &bench{self: self, bin: *bin, tmp: tmp, calls: *calls, packCalls: *packCalls, fsync: *fsync, baseFsync: *baseFsync, hc: &http.Client{Transport: tr}, gateEnv: gateEnv, baseBin: *baseline, tbxBin: *tbxark, idleDetail: *idleDetail}
 	b.files = writeFiles(filepath.Join(tmp, "files"))
-	b.fsync1 = measureFsync(tmp, 200)
+	b.fsync1 = measureFsync(tmp, 200, 0)
+	b.fsyncIdle = measureFsync(tmp, 200, time.Millisecond)
 	echo, url := startEchoHTTP(self)
 	defer func() { _ = echo.Process.Kill(); _ = echo.Wait() }()
 	b.echoURL, b.echoPID = url, echo.Process.Pid
@@ -142,6 +144,8 @@ type bench struct {
 	calls, packCalls int
 	fsync            string
 	gateEnv          []string
+	// baseFsync, when set, is the baseline workspace's fsync (else fsync).
+	baseFsync string
 
 	echoURL string
 	echoPID int
@@ -160,8 +164,10 @@ type bench struct {
 	files string
 	// idleDetail opens /metrics (metricsOpen) for the idle-session runs.
 	idleDetail, metricsOpen bool
-	// fsync1 is one fsync of the audit's disk (p50; measureFsync).
-	fsync1 time.Duration
+	// fsync1 is one fsync of the audit's disk (p50; measureFsync), back
+	// to back; fsyncIdle the same after a millisecond idle, the cadence
+	// of a call at concurrency 1.
+	fsync1, fsyncIdle time.Duration
 }
 
 // configs of one era, in the order they are measured and printed.
@@ -198,11 +204,16 @@ type eraRun struct {
 
 // writeWorkspace writes the bench workspace into dir and returns its path.
 func (b *bench) writeWorkspace(dir string, sessions int) string {
+	return b.writeWorkspaceSynced(dir, sessions, b.fsync)
+}
+
+// writeWorkspaceSynced is writeWorkspace with the audit's fsync as given.
+func (b *bench) writeWorkspaceSynced(dir string, sessions int, fsync string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fatalf("%v", err)
 	}
 	ws := filepath.Join(dir, "toolgate.yaml")
-	y := workspaceYAML(b.echoURL, []string{b.self, "-role", "echo-stdio"}, b.files, b.fsync, sessions, b.metricsOpen)
+	y := workspaceYAML(b.echoURL, []string{b.self, "-role", "echo-stdio"}, b.files, fsync, sessions, b.metricsOpen)
 	if err := os.WriteFile(ws, []byte(y), 0o600); err != nil {
 		fatalf("%v", err)
 	}
@@ -213,10 +224,14 @@ func (b *bench) writeWorkspace(dir string, sessions int) string {
 // toolgate's, or without the session caps if the baseline predates them
 // (it then has none).
 func (b *bench) baselineWorkspace(dir string, sessions int) string {
-	ws := b.writeWorkspace(dir, sessions)
+	fsync := b.fsync
+	if b.baseFsync != "" {
+		fsync = b.baseFsync
+	}
+	ws := b.writeWorkspaceSynced(dir, sessions, fsync)
 	out, err := exec.Command(b.baseBin, "check", "-w", ws).CombinedOutput()
 	if err != nil && bytes.Contains(out, []byte(`unknown field "sessions"`)) {
-		return b.writeWorkspace(dir, 0)
+		return b.writeWorkspaceSynced(dir, 0, fsync)
 	}
 	return ws
 }
@@ -241,7 +256,11 @@ func (b *bench) run(eras []string, rounds int) {
 	fmt.Printf("toolgate %s %s, fsync: %s; %d rounds × %d calls per configuration and concurrency; load %s\n",
 		b.bin, strings.Join(b.gateEnv, " "), b.fsync, rounds, b.calls, loadavg())
 	if b.baseGate != nil {
-		fmt.Printf("baseline %s, measured in the same rounds\n", b.baseBin)
+		fsync := b.fsync
+		if b.baseFsync != "" {
+			fsync = b.baseFsync
+		}
+		fmt.Printf("baseline %s, fsync: %s, measured in the same rounds\n", b.baseBin, fsync)
 	}
 	if b.tbxGate != nil {
 		fmt.Printf("TBXark/mcp-proxy %s, measured in the same rounds\n", b.tbxBin)

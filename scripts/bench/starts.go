@@ -13,8 +13,10 @@ import (
 
 // measureFsync is the p50 of n appends of an audit-sized line, each
 // followed by fsync, to a file in dir (the disk the bench's audit logs are
-// on): what "one fsync" costs in the targets.
-func measureFsync(dir string, n int) time.Duration {
+// on), with gap idle between them: back to back (gap 0) is what "one
+// fsync" costs in the targets; after a millisecond idle, as at concurrency
+// 1, the same fsync costs more on a virtual disk (the CPU has gone idle).
+func measureFsync(dir string, n int, gap time.Duration) time.Duration {
 	f, err := os.CreateTemp(dir, "fsync-")
 	if err != nil {
 		fatalf("%v", err)
@@ -32,6 +34,9 @@ func measureFsync(dir string, n int) time.Duration {
 			fatalf("%v", err)
 		}
 		lat[i] = time.Since(t)
+		if gap > 0 {
+			time.Sleep(gap) // the idle being measured, not synchronisation
+		}
 	}
 	slices.Sort(lat)
 	return lat[n/2]
