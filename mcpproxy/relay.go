@@ -198,7 +198,7 @@ func (s *Session) sendDown(msg []byte) {
 		return
 	}
 	if err := conn.Send(s.ctx, msg, nil); err != nil {
-		s.log.Debug("message to mcp server not delivered", "server", s.cfg.ID, "err", err)
+		s.log.Debug("message to mcp server not delivered", "err", err)
 	}
 }
 
@@ -206,7 +206,7 @@ func (s *Session) sendDown(msg []byte) {
 func (s *Session) fromServer(in transport.Incoming) {
 	m, err := jsonrpc.ParseMessage(in.Msg)
 	if err != nil {
-		s.log.Debug("mcp server sent an invalid message", "server", s.cfg.ID, "err", err)
+		s.log.Debug("mcp server sent an invalid message", "err", err)
 		return
 	}
 	switch m.Kind() {

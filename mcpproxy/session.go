@@ -283,7 +283,7 @@ func (s *Session) lost(gen int, cause error) {
 		// with this cause, and the loop backs off.
 		return
 	}
-	s.log.Warn("mcp server connection lost; restarting", "server", s.cfg.ID, "err", cause, "retry_in", delay.String())
+	s.log.Warn("mcp server connection lost; restarting", "err", cause, "retry_in", delay.String())
 	if s.hooks.Health != nil {
 		s.hooks.Health(cause)
 	}
@@ -313,13 +313,13 @@ func (s *Session) restart(delay time.Duration) {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.log.Warn("mcp server restart failed", "server", s.cfg.ID, "attempt", attempt, "err", err, "retry_in", delay.String())
+			s.log.Warn("mcp server restart failed", "attempt", attempt, "err", err, "retry_in", delay.String())
 			if s.hooks.Health != nil {
 				s.hooks.Health(err)
 			}
 			continue
 		}
-		s.log.Info("mcp server connection restored", "server", s.cfg.ID, "attempt", attempt)
+		s.log.Info("mcp server connection restored", "attempt", attempt)
 		if s.hooks.Health != nil {
 			s.hooks.Health(nil)
 		}

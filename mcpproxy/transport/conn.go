@@ -52,7 +52,10 @@ type Config struct {
 	Contain *contain.Manager
 	// HTTPClient is shared by every HTTP session to this server.
 	HTTPClient *http.Client
-	Logger     *slog.Logger
+	// Logger is the server's logger. It already names the server (the
+	// gateway's carries server=<ID>), so lines logged with it do not add
+	// the ID again.
+	Logger *slog.Logger
 	// Stderr, when set, keeps the last stderr lines of the server's last
 	// process to exit, for the gateway's status of a server that fails.
 	Stderr *StderrTail

@@ -160,7 +160,7 @@ func (c *stdioConn) readStderr(r io.Reader) {
 		line, err := readLine(br, stderrLineMax)
 		if line != "" {
 			line = cleanLine(line)
-			log.Debug("mcp server stderr", "server", c.cfg.ID, "line", line)
+			log.Debug("mcp server stderr", "line", line)
 			c.tail.add(line)
 		}
 		if err != nil {

@@ -1,10 +1,12 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -251,5 +253,20 @@ func TestStderrTail(t *testing.T) {
 	}
 	if trimLine([]byte("a \r\n")) == nil || string(trimLine([]byte("a \r\n"))) != "a" {
 		t.Error("trimLine")
+	}
+}
+
+// TestStderrLogNamesServerOnce: the server's logger already carries its
+// id (the gateway's does), so a stderr line logged with it names the
+// server once — a text handler printed server= twice.
+func TestStderrLogNamesServerOnce(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})).With("server", "x")
+	c := &stdioConn{cfg: &Config{ID: "x", Logger: log}}
+	c.readStderr(strings.NewReader("hello\n"))
+	line := buf.String()
+	if n := strings.Count(line, `"server":`); n != 1 || !strings.Contains(line, `"line":"hello"`) {
+		t.Fatalf("stderr logged as %q: server named %d times, want once", line, n)
 	}
 }
