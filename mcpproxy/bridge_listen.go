@@ -20,9 +20,25 @@ const (
 	listenStable     = 30 * time.Second
 )
 
-// listenAll asks for every list change a legacy client hears on its GET
-// stream.
-const listenAll = `{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}}`
+// listenRequest is the subscriptions/listen params that ask for the list
+// changes a legacy client hears on its GET stream, those the server's
+// discovery announces (listChanged on tools, prompts, resources); nil
+// when it announces none.
+func listenRequest(discover json.RawMessage) json.RawMessage {
+	caps := jsonrpc.Field(discover, "capabilities")
+	var want jsonrpc.Fields
+	for _, l := range [...]struct{ capability, filter string }{
+		{"tools", "toolsListChanged"}, {"prompts", "promptsListChanged"}, {"resources", "resourcesListChanged"},
+	} {
+		if string(jsonrpc.Field(jsonrpc.Field(caps, l.capability), "listChanged")) == "true" {
+			want = want.Set(l.filter, json.RawMessage("true"))
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	return jsonrpc.Fields{}.Set("notifications", want.Encode()).Encode()
+}
 
 // listChanges are the notifications that announce the list changes lf
 // establishes.
@@ -41,8 +57,9 @@ func (lf *listenFilter) listChanges() []string {
 }
 
 // listen holds a subscriptions/listen stream for the session's list
-// changes, which a legacy client expects on its GET stream, for as long
-// as the session lives. A stream that ends (the server restarted or
+// changes (those the server's discovery announces: listenRequest), which
+// a legacy client expects on its GET stream, for as long as the session
+// lives. A stream that ends (the server restarted or
 // closed it, the connection dropped) is opened again after a backoff
 // (reopenDelay); the loop ends with the session's context, or for good
 // when the server refuses the method (-32601: it does not serve
@@ -59,9 +76,14 @@ func (lf *listenFilter) listChanges() []string {
 func (b *Bridge) listen() {
 	defer b.wg.Done()
 	defer close(b.listenEnded)
+	params := listenRequest(b.discover)
+	if params == nil {
+		b.log.Debug("the bridged server announces no list changes; not listening", "server", b.id)
+		return
+	}
 	var wait time.Duration
 	for attempt := 0; ; attempt++ {
-		openFor, stop := b.holdListen(attempt > 0)
+		openFor, stop := b.holdListen(params, attempt > 0)
 		if b.ctx.Err() != nil {
 			return
 		}
@@ -102,15 +124,15 @@ func (b *Bridge) pause(d time.Duration) bool {
 	}
 }
 
-// holdListen holds one stream until it ends, relaying its list changes to
-// the client; after an earlier attempt (reopen) its acknowledgement counts
-// as a change of each list established. It reports how long the stream
+// holdListen holds one stream (asking params) until it ends, relaying
+// its list changes to the client; after an earlier attempt (reopen) its
+// acknowledgement counts as a change of each list established. It reports how long the stream
 // stayed open after its acknowledgement, and why not to open another
 // ("": open one).
-func (b *Bridge) holdListen(reopen bool) (time.Duration, string) {
+func (b *Bridge) holdListen(params json.RawMessage, reopen bool) (time.Duration, string) {
 	var ackedAt atomic.Int64    // unix nanoseconds; 0: not acknowledged
 	var established atomic.Bool // the acknowledgement established a list change
-	_, rpcErr, err := b.f.Do(b.ctx, "subscriptions/listen", "", b.meta(json.RawMessage(listenAll)), func(msg []byte) {
+	_, rpcErr, err := b.f.Do(b.ctx, "subscriptions/listen", "", b.meta(params), func(msg []byte) {
 		m, err := jsonrpc.ParseMessage(msg)
 		if err != nil || m.Method == "" {
 			return
@@ -120,7 +142,7 @@ func (b *Bridge) holdListen(reopen bool) (time.Duration, string) {
 				return
 			}
 			ackedAt.Store(time.Now().UnixNano())
-			lf := acknowledged(m.Params)
+			lf := acknowledged(m.Params, params)
 			established.Store(len(lf.listChanges()) > 0)
 			if reopen {
 				b.missed(lf)
@@ -146,12 +168,13 @@ func (b *Bridge) holdListen(reopen bool) (time.Duration, string) {
 }
 
 // acknowledged is the filter a subscriptions/acknowledged notification
-// says the server established (the one asked for when it says nothing).
-func acknowledged(params json.RawMessage) *listenFilter {
+// (params) says the server established: the one asked (asked) when it
+// says nothing.
+func acknowledged(params, asked json.RawMessage) *listenFilter {
 	lf := &listenFilter{}
 	raw := jsonrpc.Field(params, "notifications")
 	if raw == nil {
-		raw = jsonrpc.Field(json.RawMessage(listenAll), "notifications")
+		raw = jsonrpc.Field(asked, "notifications")
 	}
 	_ = json.Unmarshal(raw, lf)
 	return lf

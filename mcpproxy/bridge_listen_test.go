@@ -234,9 +234,10 @@ func TestBridgeListenStopsWithSession(t *testing.T) {
 	gone("closed between streams")
 }
 
-// scripted2026 is a 2026-07-28 server that answers discover and answers
-// each subscriptions/listen with listenErr, counting them.
-func scripted2026(t *testing.T, listenErr int, listens *atomic.Int32) string {
+// scripted2026 is a 2026-07-28 server whose tools list changes (its
+// discovery says so) and which gives every subscriptions/listen answer's
+// body, counting them.
+func scripted2026(t *testing.T, listens *atomic.Int32, answer func(id json.RawMessage) []byte) string {
 	t.Helper()
 	return servertest.ScriptedHTTP(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 		w.Header().Set("Content-Type", "application/json")
@@ -245,28 +246,38 @@ func scripted2026(t *testing.T, listenErr int, listens *atomic.Int32) string {
 			w.Write((&jsonrpc.Message{ID: m.ID, Result: json.RawMessage(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}}}`)}).Encode())
 		case "subscriptions/listen":
 			listens.Add(1)
-			w.Write(jsonrpc.ErrorResponse(m.ID, listenErr, "no listen here"))
+			w.Write(answer(m.ID))
 		default:
 			http.Error(w, "no", http.StatusNotFound)
 		}
 	})
 }
 
+// listenError answers subscriptions/listen with a JSON-RPC error.
+func listenError(code int) func(id json.RawMessage) []byte {
+	return func(id json.RawMessage) []byte { return jsonrpc.ErrorResponse(id, code, "no listen here") }
+}
+
 // TestBridgeListenRefused: a server that refuses subscriptions/listen
-// (-32601), or establishes none of the list changes asked for (a real
-// server without listChanged capabilities: it acknowledges nothing and
-// ends the stream), is asked once; the loop stops and says why once, at
-// info.
+// (-32601), or acknowledges none of the list changes asked for and ends
+// the stream, is asked once; the loop stops and says why once, at info. A
+// real server whose discovery announces no list changes is not asked.
 func TestBridgeListenRefused(t *testing.T) {
 	t.Parallel()
-	var refused atomic.Int32
-	empty := newListenServer(t, server.WithToolCapabilities(false))
+	var refused, none atomic.Int32
+	quiet := newListenServer(t, server.WithToolCapabilities(false))
 	cases := []struct {
 		name, url, why string
 		asked          func() int
+		want           int
 	}{
-		{"method not found", scripted2026(t, jsonrpc.CodeMethodNotFound, &refused), "the server refused subscriptions/listen: no listen here", func() int { return int(refused.Load()) }},
-		{"nothing established", empty.srv.URL, "establishes none of the list changes", func() int { n, _ := empty.counts(); return n }},
+		{"method not found", scripted2026(t, &refused, listenError(jsonrpc.CodeMethodNotFound)),
+			"the server refused subscriptions/listen: no listen here", func() int { return int(refused.Load()) }, 1},
+		{"nothing established", scripted2026(t, &none, func(id json.RawMessage) []byte {
+			return []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{}}}` + "\n" +
+				string((&jsonrpc.Message{ID: id, Result: json.RawMessage(`{}`)}).Encode()) + "\n")
+		}), "establishes none of the list changes", func() int { return int(none.Load()) }, 1},
+		{"none announced", quiet.srv.URL, "", func() int { n, _ := quiet.counts(); return n }, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -283,11 +294,12 @@ func TestBridgeListenRefused(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the listen loop goes on after the refusal")
 			}
-			if n := c.asked(); n != 1 {
-				t.Errorf("asked %d times, want once", n)
+			if n := c.asked(); n != c.want {
+				t.Errorf("asked %d times, want %d", n, c.want)
 			}
-			if n := strings.Count(logs.String(), "level=INFO msg=\"the bridged session hears no list changes"); n != 1 || !strings.Contains(logs.String(), c.why) {
-				t.Errorf("logged %d times, want once with %q:\n%s", n, c.why, logs.String())
+			n := strings.Count(logs.String(), "level=INFO msg=\"the bridged session hears no list changes")
+			if c.why != "" && (n != 1 || !strings.Contains(logs.String(), c.why)) || c.why == "" && n != 0 {
+				t.Errorf("logged %d times at info, want %q:\n%s", n, c.why, logs.String())
 			}
 			if rec.has("list_changed") {
 				t.Errorf("the client heard a change: %v", rec.all())
@@ -303,7 +315,7 @@ func TestBridgeListenBackoff(t *testing.T) {
 	t.Parallel()
 	var listens atomic.Int32
 	rec := newRecorder()
-	b := newBridge(t, &transport.Config{ID: "modern", URL: scripted2026(t, jsonrpc.CodeInternalError, &listens), Timeout: 10 * time.Second}, rec, Hooks{CallTool: forwardAll})
+	b := newBridge(t, &transport.Config{ID: "modern", URL: scripted2026(t, &listens, listenError(jsonrpc.CodeInternalError)), Timeout: 10 * time.Second}, rec, Hooks{CallTool: forwardAll})
 	waits := make(chan time.Duration)
 	b.listenWait = func(ctx context.Context, d time.Duration) bool {
 		select {
