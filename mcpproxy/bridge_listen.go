@@ -59,12 +59,12 @@ func (lf *listenFilter) listChanges() []string {
 // listen holds a subscriptions/listen stream for the session's list
 // changes (those the server's discovery announces: listenRequest), which
 // a legacy client expects on its GET stream, for as long as the session
-// lives. A stream that ends (the server restarted or
-// closed it, the connection dropped) is opened again after a backoff
+// lives. A stream that ends (the server restarted or closed it, the
+// connection dropped, another error) is opened again after a backoff
 // (reopenDelay); the loop ends with the session's context, or for good
 // when the server refuses the method (-32601: it does not serve
 // subscriptions/listen, and asking every few seconds for the rest of the
-// session would change nothing) or establishes none of the list changes
+// session would change nothing) or acknowledges none of the list changes
 // asked for (there is nothing to hear). Either is logged once, at info.
 //
 // Changes the server made while no stream was open are lost, so every
@@ -83,16 +83,16 @@ func (b *Bridge) listen() {
 	}
 	var wait time.Duration
 	for attempt := 0; ; attempt++ {
-		openFor, stop := b.holdListen(params, attempt > 0)
+		openFor, why, stop := b.holdListen(params, attempt > 0)
 		if b.ctx.Err() != nil {
 			return
 		}
-		if stop != "" {
-			b.log.Info("the bridged session hears no list changes: "+stop, "server", b.id)
+		if stop {
+			b.log.Info("the bridged session hears no list changes: "+why, "server", b.id)
 			return
 		}
 		wait = reopenDelay(wait, openFor)
-		b.log.Debug("the bridge's subscriptions/listen stream ended; reopening", "server", b.id, "open_for", openFor.String(), "retry_in", wait.String())
+		b.log.Debug("the bridge's subscriptions/listen stream ended; reopening", "server", b.id, "why", why, "open_for", openFor.String(), "retry_in", wait.String())
 		if !b.pause(wait) {
 			return
 		}
@@ -126,10 +126,10 @@ func (b *Bridge) pause(d time.Duration) bool {
 
 // holdListen holds one stream (asking params) until it ends, relaying
 // its list changes to the client; after an earlier attempt (reopen) its
-// acknowledgement counts as a change of each list established. It reports how long the stream
-// stayed open after its acknowledgement, and why not to open another
-// ("": open one).
-func (b *Bridge) holdListen(params json.RawMessage, reopen bool) (time.Duration, string) {
+// acknowledgement counts as a change of each list established. It reports
+// how long the stream stayed open after its acknowledgement, why it
+// ended, and whether to open no other (stop).
+func (b *Bridge) holdListen(params json.RawMessage, reopen bool) (openFor time.Duration, why string, stop bool) {
 	var ackedAt atomic.Int64    // unix nanoseconds; 0: not acknowledged
 	var established atomic.Bool // the acknowledgement established a list change
 	_, rpcErr, err := b.f.Do(b.ctx, "subscriptions/listen", "", b.meta(params), func(msg []byte) {
@@ -154,17 +154,19 @@ func (b *Bridge) holdListen(params json.RawMessage, reopen bool) (time.Duration,
 		}
 		b.up.Send((&jsonrpc.Message{Method: m.Method, Params: withoutMeta(m.Params)}).Encode(), nil, true)
 	})
-	var openFor time.Duration
 	if at := ackedAt.Load(); at != 0 {
 		openFor = time.Since(time.Unix(0, at))
 	}
 	switch {
-	case rpcErr != nil && jsonrpc.ParseError(rpcErr).Code == jsonrpc.CodeMethodNotFound:
-		return openFor, fmt.Sprintf("the server refused subscriptions/listen: %s", jsonrpc.ParseError(rpcErr).Message)
-	case err == nil && rpcErr == nil && ackedAt.Load() != 0 && !established.Load():
-		return openFor, "the server establishes none of the list changes asked for on subscriptions/listen"
+	case err != nil:
+		return openFor, err.Error(), false
+	case rpcErr != nil:
+		e := jsonrpc.ParseError(rpcErr)
+		return openFor, fmt.Sprintf("the server refused subscriptions/listen: %s (%d)", e.Message, e.Code), e.Code == jsonrpc.CodeMethodNotFound
+	case ackedAt.Load() != 0 && !established.Load():
+		return openFor, "the server establishes none of the list changes asked for on subscriptions/listen", true
 	}
-	return openFor, ""
+	return openFor, "the server ended the stream", false
 }
 
 // acknowledged is the filter a subscriptions/acknowledged notification

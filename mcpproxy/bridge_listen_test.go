@@ -272,7 +272,7 @@ func TestBridgeListenRefused(t *testing.T) {
 		want           int
 	}{
 		{"method not found", scripted2026(t, &refused, listenError(jsonrpc.CodeMethodNotFound)),
-			"the server refused subscriptions/listen: no listen here", func() int { return int(refused.Load()) }, 1},
+			"the server refused subscriptions/listen: no listen here (-32601)", func() int { return int(refused.Load()) }, 1},
 		{"nothing established", scripted2026(t, &none, func(id json.RawMessage) []byte {
 			return []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{}}}` + "\n" +
 				string((&jsonrpc.Message{ID: id, Result: json.RawMessage(`{}`)}).Encode()) + "\n")
