@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -27,9 +29,9 @@ const maxInputRounds = 8
 // stateless form is translated: an input-required result becomes the
 // server-to-client requests the legacy client understands (elicitation,
 // sampling, roots), answered and retried on the client's behalf; list
-// changes arrive on a subscriptions/listen stream the bridge holds and go
-// to the client's GET stream. resources/subscribe has no bridge and is
-// refused with a clear error.
+// changes arrive on a subscriptions/listen stream the bridge holds (and
+// reopens when it ends: listen) and go to the client's GET stream.
+// resources/subscribe has no bridge and is refused with a clear error.
 type Bridge struct {
 	f        *Forwarder
 	up       mcpwire.Peer
@@ -42,6 +44,16 @@ type Bridge struct {
 	wg       sync.WaitGroup
 	// workers serve the client's requests (counted in wg).
 	workers *workers.Pool
+	id      string
+	log     *slog.Logger
+	// listenOnce starts the listen loop at the first initialize; a
+	// client's second initialize does not open a second stream.
+	listenOnce sync.Once
+	// listenEnded is closed when the listen loop returns.
+	listenEnded chan struct{}
+	// listenWait replaces the listen loop's backoff timer in tests (nil:
+	// a timer): it waits d, or less, and reports false once ctx ended.
+	listenWait func(ctx context.Context, d time.Duration) bool
 
 	mu       sync.Mutex
 	version  string
@@ -62,7 +74,8 @@ func NewBridge(ctx context.Context, cfg *transport.Config, up mcpwire.Peer, hook
 		return nil, err
 	}
 	bctx, stop := context.WithCancel(context.Background())
-	b := &Bridge{f: f, up: up, hooks: hooks, discover: discover, out: jsonrpc.NewOutbound("tg-"), ctx: bctx, stop: stop}
+	b := &Bridge{f: f, up: up, hooks: hooks, discover: discover, out: jsonrpc.NewOutbound("tg-"), ctx: bctx, stop: stop,
+		id: cfg.ID, log: cfg.Log(), listenEnded: make(chan struct{})}
 	b.workers = workers.New(&b.wg, bctx.Done())
 	return b, nil
 }
@@ -161,26 +174,11 @@ func (b *Bridge) initialize(params json.RawMessage) json.RawMessage {
 	if in := jsonrpc.Field(b.discover, "instructions"); in != nil {
 		res = res.Set("instructions", in)
 	}
-	b.wg.Add(1)
-	go b.listen()
-	return res.Encode()
-}
-
-// listen holds a subscriptions/listen stream for the session's list
-// changes, which a legacy client expects on its GET stream.
-func (b *Bridge) listen() {
-	defer b.wg.Done()
-	params := json.RawMessage(`{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}}`)
-	_, _, _ = b.f.Do(b.ctx, "subscriptions/listen", "", b.meta(params), func(msg []byte) {
-		m, err := jsonrpc.ParseMessage(msg)
-		if err != nil || m.Method == "" || m.Method == "notifications/subscriptions/acknowledged" {
-			return
-		}
-		if m.Method == "notifications/tools/list_changed" && b.hooks.ToolsChanged != nil {
-			b.hooks.ToolsChanged(b.ctx, nil)
-		}
-		b.up.Send((&jsonrpc.Message{Method: m.Method, Params: withoutMeta(m.Params)}).Encode(), nil, true)
+	b.listenOnce.Do(func() {
+		b.wg.Add(1)
+		go b.listen()
 	})
+	return res.Encode()
 }
 
 // do sends one request with the session's stateless _meta and plays any

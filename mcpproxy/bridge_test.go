@@ -20,7 +20,15 @@ import (
 // server at url, as the gateway does for a 2026-only server.
 func startBridge(t *testing.T, url string, rec *recorder, hooks Hooks) *Bridge {
 	t.Helper()
-	cfg := &transport.Config{ID: "modern", URL: url, Timeout: 10 * time.Second}
+	b := newBridge(t, &transport.Config{ID: "modern", URL: url, Timeout: 10 * time.Second}, rec, hooks)
+	initBridge(t, b, rec)
+	return b
+}
+
+// newBridge is startBridge to the server of cfg before the client's
+// initialize (which starts the listen loop).
+func newBridge(t *testing.T, cfg *transport.Config, rec *recorder, hooks Hooks) *Bridge {
+	t.Helper()
 	era, discover, err := Probe(context.Background(), cfg, ClientInfo{Name: "toolgate", Version: "1"})
 	if err != nil || !era.Stateless() {
 		t.Fatalf("probe: %v %v", era, err)
@@ -30,9 +38,14 @@ func startBridge(t *testing.T, url string, rec *recorder, hooks Hooks) *Bridge {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// initBridge plays the legacy client's initialize.
+func initBridge(t *testing.T, b *Bridge, rec *recorder) {
+	t.Helper()
 	b.HandleClient(context.Background(), msg(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"legacy","version":"1"}}}`))
 	rec.wait(t, `"id":0`)
-	return b
 }
 
 // TestBridgeInitialize: the bridge answers the legacy handshake itself,

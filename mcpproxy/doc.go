@@ -78,7 +78,10 @@
 // (100ms doubling to 5s); the client's initialize, log level and resource
 // subscriptions are replayed, and the client gets
 // notifications/tools/list_changed once the server is back. Requests made
-// meanwhile fail at once with "restarting". Every forwarded request is
+// meanwhile fail at once with "restarting". A Bridge's
+// subscriptions/listen stream that ends is likewise reopened with backoff
+// (100ms doubling to 5s) for as long as its session lives, and the client
+// then gets each list's list_changed once. Every forwarded request is
 // bounded by the server's timeout (then cancelled downstream); one message
 // from a server is bounded by its max_output (default 16 MiB); slow
 // clients lose notifications rather than making memory grow.
