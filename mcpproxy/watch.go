@@ -55,7 +55,7 @@ func (w *Watcher) Start(cfg *transport.Config, info ClientInfo, changed func(ctx
 		defer w.mu.Unlock()
 		switch {
 		case err != nil:
-			cfg.Log().Debug("could not watch an MCP server for tool changes; the next session tries again", "server", cfg.ID, "err", err)
+			cfg.Log().Debug("could not watch an MCP server for tool changes; the next session tries again", "err", err)
 			w.started = false
 		case w.closed:
 			_ = s.Close()
