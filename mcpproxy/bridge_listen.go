@@ -78,7 +78,7 @@ func (b *Bridge) listen() {
 	defer close(b.listenEnded)
 	params := listenRequest(b.discover)
 	if params == nil {
-		b.log.Debug("the bridged server announces no list changes; not listening", "server", b.id)
+		b.log.Debug("the bridged server announces no list changes; not listening")
 		return
 	}
 	var wait time.Duration
@@ -88,11 +88,11 @@ func (b *Bridge) listen() {
 			return
 		}
 		if stop {
-			b.log.Info("the bridged session hears no list changes: "+why, "server", b.id)
+			b.log.Info("the bridged session hears no list changes: "+why)
 			return
 		}
 		wait = reopenDelay(wait, openFor)
-		b.log.Debug("the bridge's subscriptions/listen stream ended; reopening", "server", b.id, "why", why, "open_for", openFor.String(), "retry_in", wait.String())
+		b.log.Debug("the bridge's subscriptions/listen stream ended; reopening", "why", why, "open_for", openFor.String(), "retry_in", wait.String())
 		if !b.pause(wait) {
 			return
 		}
