@@ -12,22 +12,6 @@ import (
 	"time"
 )
 
-// serveNamesWorkspace proxies the fleet downstream (greet, ping), pinned;
-// the reader may call greet.
-const serveNamesWorkspace = `version: 1
-gateway:
-  audit: {path: audit.jsonl}
-  admin_token: {env: ADMIN_TOKEN}
-mcp_servers:
-  - id: down
-    url: DOWNURL
-    effects: {greet: read, ping: read}
-agents:
-  - id: reader
-    token: {env: READER_TOKEN}
-    grants: [tool:down:greet]
-`
-
 // TestServeRefusesMisspeltNames: against the built binary and a pinned
 // downstream, `serve` refuses what `check` refuses. A misspelt grant stops
 // it from starting, the did-you-mean at the grant's line:column on stderr;
@@ -38,7 +22,8 @@ func TestServeRefusesMisspeltNames(t *testing.T) {
 	t.Parallel()
 	down := newDownstream(t, "Greets someone.")
 	dir := t.TempDir()
-	good := strings.Replace(serveNamesWorkspace, "DOWNURL", down.URL, 1)
+	// observeWorkspace: down (greet, ping) proxied, reader granted greet.
+	good := strings.Replace(observeWorkspace, "DOWNURL", down.URL, 1)
 	ws := writeFile(t, dir, "toolgate.yaml", good)
 	if r := toolgate(t, dir, nil, "pin", "-w", ws); r.code != 0 {
 		t.Fatalf("toolgate pin: exit %d\n%s%s", r.code, r.stdout, r.stderr)
