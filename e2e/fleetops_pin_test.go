@@ -22,7 +22,7 @@ gateway:
 mcp_servers:
   - id: down
     url: DOWNURL
-    effects: {greet: read, ping: read, extra: read}
+    effects: {greet: read, ping: read}
 command_packs:
   - id: notes
     permission: open

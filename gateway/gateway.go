@@ -39,6 +39,7 @@ import (
 	"github.com/toolgate/toolgate/metrics"
 	"github.com/toolgate/toolgate/notify"
 	"github.com/toolgate/toolgate/packs"
+	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/redact"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/tracing"
@@ -131,10 +132,15 @@ type endpointKey struct{ agent, surface string }
 // Any failure stops here: a gateway that starts is one whose workspace
 // fully checked and whose store and audit answer.
 func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
-	ws, policy, err := Check(ctx, path)
+	var pins *pinState
+	loaded, err := CheckLocked(ctx, path, LoadOptions{Lock: func(ws *workspace.Workspace) (*pin.Lock, error) {
+		pins = newPins(ws)
+		return pins.initial()
+	}})
 	if err != nil {
 		return nil, err
 	}
+	ws, policy := loaded.Workspace, loaded.Policy
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -166,7 +172,8 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 	if g.auth, err = g.newAuthenticator(ws, tokens); err != nil {
 		return nil, err
 	}
-	g.pins = newPins(ws)
+	g.pins = pins
+	g.warnUnchecked(ws, loaded.Lock)
 	if err := g.initObservability(ctx); err != nil {
 		return nil, err
 	}
@@ -184,7 +191,7 @@ func Open(ctx context.Context, path string, opts Options) (*Gateway, error) {
 		g.log.Warn("the audit path given is ignored: with gateway.state.postgres the audit chain lives in the database", "path", opts.AuditPath)
 	}
 	g.jobs = packs.NewJobs(runner, packs.JobsOptions{OnEnd: g.jobEnded})
-	if err := g.initPipeline(ctx, policy); err != nil {
+	if err := g.initPipeline(ctx, policy, loaded.Lock); err != nil {
 		g.closeStore()
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/approvals"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/pin"
 )
 
 // requestStateSecret names the deployment's secret that seals the MCP
@@ -20,14 +21,12 @@ const requestStateSecret = "requeststate"
 // pipeline. Decided approval requests are audited as events of their own
 // (approved, denied, expired) by the process whose store update made the
 // decision — once in the whole deployment.
-func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy) error {
+func (g *Gateway) initPipeline(ctx context.Context, policy *grantcheck.Policy, lock *pin.Lock) error {
 	rev, err := g.buildRevision(ctx, g.ws, policy)
 	if err != nil {
 		return err
 	}
-	if rev.snap.Lock, err = g.initialLock(); err != nil {
-		return err
-	}
+	rev.snap.Lock = lock
 	key, err := g.store.Secret(ctx, requestStateSecret)
 	if err != nil {
 		return fmt.Errorf("the shared store's requestState key: %w", err)

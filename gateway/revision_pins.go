@@ -1,10 +1,8 @@
 package gateway
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"sync"
 
 	"github.com/toolgate/toolgate/audit"
@@ -41,42 +39,49 @@ type pinState struct {
 
 type pinKey struct{ surface, tool string }
 
-// newPins follows the lock beside ws's file; initialLock reads it.
+// newPins follows the lock beside ws's file; initial reads it.
 func newPins(ws *workspace.Workspace) *pinState {
 	return &pinState{path: pin.PathFor(ws.Path), reported: map[pinKey]pin.Digest{}}
 }
 
-// readLock reads the lock file: nil with no error when there is none.
+// readLock reads the lock file (ReadLock) and its stamp.
 func (p *pinState) readLock() (*pin.Lock, fileStamp, error) {
 	st := stampOf(p.path)
-	l, err := pin.Read(p.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, st, nil
-	}
-	if err != nil {
-		return nil, st, fmt.Errorf("%w (fix it, or run `toolgate pin --update` to write it anew)", err)
-	}
-	return l, st, nil
+	l, err := readLockFile(p.path)
+	return l, st, err
 }
 
-// initialLock is the lock the first revision decides with. A missing lock
-// means no pinning; one that cannot be read or parsed stops the gateway
-// (fail closed: the operator meant to pin).
-func (g *Gateway) initialLock() (*pin.Lock, error) {
-	l, st, err := g.pins.readLock()
+// initial is the lock the first revision decides with, read as the
+// stamp the file is followed from. A missing lock means no pinning; one
+// that cannot be read or parsed stops the gateway (fail closed: the
+// operator meant to pin).
+func (p *pinState) initial() (*pin.Lock, error) {
+	l, st, err := p.readLock()
 	if err != nil {
 		return nil, err
 	}
-	g.pins.mu.Lock()
-	g.pins.stamp = st
-	g.pins.mu.Unlock()
+	p.mu.Lock()
+	p.stamp = st
+	p.mu.Unlock()
 	return l, nil
 }
 
 // checkLock reads the lock file again when it changed (force: always) and
 // makes it the lock in force; a bad file is logged and shown, and the lock
-// in force stays.
+// in force stays. It waits for a reload being decided, so a reload's names
+// are checked against the lock it is installed with.
 func (g *Gateway) checkLock(force bool) {
+	g.reloads.run.Lock()
+	defer g.reloads.run.Unlock()
+	g.followLock(force)
+}
+
+// followLock is checkLock for a caller holding reloads.run. A new lock
+// that no longer lists a tool the workspace in force names still applies
+// (keeping the old one would serve definitions the operator unpinned);
+// each such name is logged, and the next reload, or a restart, refuses
+// the file until it is fixed.
+func (g *Gateway) followLock(force bool) {
 	p := g.pins
 	st := stampOf(p.path)
 	p.mu.Lock()
@@ -105,6 +110,11 @@ func (g *Gateway) checkLock(force bool) {
 		return
 	}
 	g.setLock(l)
+	if err := CheckNames(g.live(), l, nil); err != nil {
+		for _, e := range workspace.AsList(err) {
+			g.log.Warn("the workspace in force names a tool the new toolgate.lock does not list; the next reload or restart refuses the file until it is fixed", "lock", p.path, "err", e.Error())
+		}
+	}
 	what := "toolgate.lock removed: tool definitions are no longer pinned"
 	if l != nil {
 		what = fmt.Sprintf("toolgate.lock reloaded: %d pinned tools", lockLen(l))

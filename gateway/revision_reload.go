@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-
 	"os"
 	"slices"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/callpipe"
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/pin"
+	"github.com/toolgate/toolgate/workspace"
 )
 
 // Hot reload. The workspace file is read again on SIGHUP and
@@ -109,9 +110,12 @@ func (r *reloader) update(f func(*ReloadStatus)) {
 func (g *Gateway) Reload(ctx context.Context, trigger string) error {
 	g.reloads.run.Lock()
 	defer g.reloads.run.Unlock()
+	// The lock on disk first becomes the lock in force (a `pin --update`
+	// made with the edit), then the file's names are checked against it.
+	g.followLock(trigger == ReloadSignal)
 	old := g.rev.Load()
 	now := time.Now().UTC()
-	next, restart, tokens, err := g.prepareReload(ctx)
+	next, restart, tokens, err := g.prepareReload(ctx, old)
 	if err != nil {
 		fileRev := fileRevision(g.ws.Path)
 		g.reloads.update(func(st *ReloadStatus) {
@@ -145,19 +149,22 @@ func (g *Gateway) Reload(ctx context.Context, trigger string) error {
 	}
 	g.log.Info("workspace reloaded", "trigger", trigger, "revision", next.ws.Revision, "generation", next.snap.Generation, "previous", old.ws.Revision, "changed", changed)
 	g.auditReload(DecisionReloaded, next.ws.Revision, reason)
-	// The pack commands' definitions may have changed, and so may the lock.
-	g.checkLock(trigger == ReloadSignal)
+	g.warnUnchecked(next.ws, next.snap.Lock)
+	// The pack commands' definitions may have changed.
 	g.reportPins()
 	return nil
 }
 
-// prepareReload loads and checks the file and builds its revision, the
-// list of restart-only changes and the agents' tokens; nothing is swapped.
-func (g *Gateway) prepareReload(ctx context.Context) (*revision, []string, map[string]string, error) {
-	ws, policy, err := Check(ctx, g.ws.Path)
+// prepareReload loads and checks the file — its proxied tool names
+// against the lock of old, the revision in force — and builds its
+// revision, the list of restart-only changes and the agents' tokens;
+// nothing is swapped.
+func (g *Gateway) prepareReload(ctx context.Context, old *revision) (*revision, []string, map[string]string, error) {
+	loaded, err := CheckLocked(ctx, g.ws.Path, LoadOptions{Lock: func(*workspace.Workspace) (*pin.Lock, error) { return old.snap.Lock, nil }})
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	ws, policy := loaded.Workspace, loaded.Policy
 	creds, err := ws.ResolveCredentials(g.getenv)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("credentials: %w", err)
@@ -177,6 +184,7 @@ func (g *Gateway) prepareReload(ctx context.Context) (*revision, []string, map[s
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	rev.snap.Lock = loaded.Lock
 	restart := restartOnly(g.ws, ws)
 	if !sameCredentials(g.runner.Credentials, creds) && !slices.Contains(restart, "credentials") {
 		restart = append(restart, "credentials")

@@ -35,28 +35,35 @@ func runCheck(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "toolgate check: --format %q: use text or json\n", *format)
 		return exitUsage
 	}
-	path := c.workspacePath(*wsFlag)
-	ws, policy, err := gateway.Check(ctx, path)
+	// The file is accepted as the gateway accepts it at start and on a
+	// reload (gateway.CheckLocked); live, the names the servers list now
+	// count too.
+	var d *decider
+	var derr error
+	loaded, err := gateway.CheckLocked(ctx, c.workspacePath(*wsFlag), gateway.LoadOptions{
+		Listed: func(ws *workspace.Workspace, policy *grantcheck.Policy, lock *pin.Lock) (map[string][]string, error) {
+			if d, derr = c.newDecider(ctx, ws, policy, lock, *offline); derr != nil {
+				return nil, derr
+			}
+			d.warnUnlisted(c, "check")
+			return d.liveNames(), nil
+		},
+	})
+	if derr != nil {
+		fmt.Fprintf(c.stderr, "toolgate check: %v\n", derr)
+		return exitFail
+	}
 	if err != nil {
 		printLoadError(c, err)
 		return exitFail
 	}
-	d, err := c.newDecider(ctx, ws, policy, *offline)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "toolgate check: %v\n", err)
-		return exitFail
-	}
-	d.warnUnlisted(c, "check")
-	if errs := grantcheck.CheckServerNames(ws, d.lockedNames()); len(errs) > 0 {
-		printLoadError(c, errs.Err())
-		return exitFail
-	}
+	ws := loaded.Workspace
 	sum := d.summary()
 	warnings := packs.CredentialProgramWarnings(ws)
 	if w, ok := unsignedAuditWarning(ws); ok {
 		warnings = append(warnings, w)
 	}
-	warnings = append(warnings, d.nameWarnings()...)
+	warnings = append(warnings, gateway.NameWarnings(ws, loaded.Lock)...)
 	warnings = append(warnings, wildcardWriteWarnings(ws, sum)...)
 	// The pins are compared with what the decider listed: each server is
 	// contacted once.

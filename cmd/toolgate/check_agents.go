@@ -2,57 +2,32 @@ package main
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/packs"
-	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/workspace"
 )
 
-// lockedNames is, per proxied server in toolgate.lock, the names of its
-// pinned tools — and, when the servers were listed live, the names they
-// list now (a tool added since pinning is shown as not pinned, not as a
-// typo): what the workspace's tool names are checked against. Nil without
-// a lock.
+// lockedNames is what the workspace's proxied tool names are checked
+// against (gateway.LockedNames): per server in toolgate.lock its pinned
+// tools and, when the servers were listed live, the names they list now
+// (a tool added since pinning is shown as not pinned, not as a typo). Nil
+// without a lock.
 func (d *decider) lockedNames() map[string][]string {
-	if d.lock == nil {
-		return nil
-	}
-	out := map[string][]string{}
-	for _, s := range d.ws.MCPServers {
-		pins, ok := d.lock.Surfaces[s.ID]
-		if !ok {
-			continue
-		}
-		names := slices.Collect(maps.Keys(pins))
-		if !d.offline {
-			for _, t := range d.tools[s.ID] {
-				names = append(names, t.Name)
-			}
-		}
-		slices.Sort(names)
-		out[s.ID] = slices.Compact(names)
-	}
-	return out
+	return gateway.LockedNames(d.ws, d.lock, d.liveNames())
 }
 
-// nameWarnings says which proxied tool names could not be checked: all of
-// them without a lock, a server's when the lock does not pin it.
-func (d *decider) nameWarnings() []packs.Warning {
-	if len(d.ws.MCPServers) == 0 {
+// liveNames are the names each server listed now; nil with --offline.
+func (d *decider) liveNames() map[string][]string {
+	if d.offline {
 		return nil
 	}
-	if d.lock == nil {
-		return []packs.Warning{{Pos: workspace.Pos{File: d.ws.Path, Line: 1, Col: 1},
-			Msg: fmt.Sprintf("no %s beside the workspace: the proxied tool names in grants, effects, overrides and approval rules cannot be checked, so a typo loads silently; run `toolgate pin -w %s` to record the servers' tools", pin.FileName, d.ws.Path)}}
-	}
-	var out []packs.Warning
-	for _, s := range d.ws.MCPServers {
-		if _, ok := d.lock.Surfaces[s.ID]; !ok {
-			out = append(out, packs.Warning{Pos: s.Pos, Msg: fmt.Sprintf("server %q is not in %s: its tool names cannot be checked; run `toolgate pin -w %s --update`", s.ID, pin.FileName, d.ws.Path)})
+	out := make(map[string][]string, len(d.tools))
+	for id, tools := range d.tools {
+		for _, t := range tools {
+			out[id] = append(out[id], t.Name)
 		}
 	}
 	return out

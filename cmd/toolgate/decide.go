@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 
 	"github.com/toolgate/toolgate/callpipe"
+	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/grantcheck"
 	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/workspace"
@@ -36,20 +35,13 @@ type decider struct {
 	offline  bool
 }
 
-// newDecider builds the decision snapshot of ws (compiled as policy). With
+// newDecider builds the decision snapshot of ws (compiled as policy)
+// under lock, toolgate.lock as gateway.ReadLock reads it. With
 // offline the servers' tools come from toolgate.lock and nothing is
 // contacted; without, they are listed now exactly as `serve` lists them.
-func (c *cli) newDecider(ctx context.Context, ws *workspace.Workspace, policy *grantcheck.Policy, offline bool) (*decider, error) {
-	d := &decider{ws: ws, tools: map[string][]pin.Tool{}, unlisted: map[string]string{}, offline: offline}
+func (c *cli) newDecider(ctx context.Context, ws *workspace.Workspace, policy *grantcheck.Policy, lock *pin.Lock, offline bool) (*decider, error) {
+	d := &decider{ws: ws, tools: map[string][]pin.Tool{}, unlisted: map[string]string{}, offline: offline, lock: lock}
 	lockPath := pin.PathFor(ws.Path)
-	lock, err := pin.Read(lockPath)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		lock = nil
-	case err != nil:
-		return nil, fmt.Errorf("%w (the gateway refuses to start with it: fix it, or run `toolgate pin --update`)", err)
-	}
-	d.lock = lock
 	if offline {
 		for _, s := range ws.MCPServers {
 			switch {
@@ -129,7 +121,12 @@ func (c *cli) loadDecider(ctx context.Context, cmd, path string, offline bool) (
 	if !ok {
 		return nil, false
 	}
-	d, err := c.newDecider(ctx, ws, policy, offline)
+	lock, err := gateway.ReadLock(ws.Path)
+	if err != nil {
+		printLoadError(c, err)
+		return nil, false
+	}
+	d, err := c.newDecider(ctx, ws, policy, lock, offline)
 	if err != nil {
 		printLoadError(c, err)
 		return nil, false
