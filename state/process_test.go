@@ -94,12 +94,21 @@ func TestHelperProcess(t *testing.T) {
 	}
 }
 
-// helper starts the test binary as a helper process of role.
+// helper starts the test binary as a helper process of role, what it
+// prints kept in the buffer returned.
 func helper(t *testing.T, role, where, id string, count int) (*exec.Cmd, io.WriteCloser, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), helperEnv+"="+role, helperWhereEnv+"="+where, helperIDEnv+"="+id, helperCountEnv+"="+strconv.Itoa(count))
 	out := new(bytes.Buffer)
+	cmd, gate := startHelper(t, role, where, id, count, out)
+	return cmd, gate, out
+}
+
+// startHelper starts the test binary as a helper process of role, writing
+// what it prints to out; gate is its stdin.
+func startHelper(t *testing.T, role, where, id string, count int, out io.Writer) (cmd *exec.Cmd, gate io.WriteCloser) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), helperEnv+"="+role, helperWhereEnv+"="+where, helperIDEnv+"="+id, helperCountEnv+"="+strconv.Itoa(count))
 	cmd.Stdout, cmd.Stderr = out, out
 	gate, err := cmd.StdinPipe()
 	if err != nil {
@@ -109,7 +118,7 @@ func helper(t *testing.T, role, where, id string, count int) (*exec.Cmd, io.Writ
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd, gate, out
+	return cmd, gate
 }
 
 // TestChainFourProcesses: 4 processes × 500 appends form one chain that
@@ -218,22 +227,14 @@ func TestEmbeddedFirstOpenTogether(t *testing.T) {
 	}
 	var ps []proc
 	for i := range procs {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), helperEnv+"=open", helperIDEnv+"="+fmt.Sprint("p", i))
-		cmd.Stderr = os.Stderr
-		in, err := cmd.StdinPipe()
+		r, w, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { in.Close(); _ = cmd.Wait() })
-		ps = append(ps, proc{in, bufio.NewScanner(out)})
+		_, gate := startHelper(t, "open", "", fmt.Sprint("p", i), 0, w)
+		w.Close()
+		t.Cleanup(func() { r.Close() })
+		ps = append(ps, proc{gate, bufio.NewScanner(r)})
 	}
 	for r := range rounds {
 		dir := filepath.Join(t.TempDir(), ".toolgate")
