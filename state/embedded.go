@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 
 	"github.com/toolgate/toolgate/audit"
@@ -51,11 +52,16 @@ type Embedded struct {
 }
 
 // OpenEmbedded opens (creating if needed, mode 0700/0600) the store in dir
-// and brings its schema up to date.
+// and brings its schema up to date, one process at a time (lockOpening).
 func OpenEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("state: create %s: %w (check gateway.state.path)", dir, err)
 	}
+	unlock, err := lockOpening(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	path := filepath.Join(dir, DBFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -90,6 +96,28 @@ func OpenEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 		e.hubs[topic].first = start
 	}
 	return e, nil
+}
+
+// openLockFile, beside the database, is what lockOpening locks.
+const openLockFile = DBFile + ".lock"
+
+// lockOpening takes an exclusive lock on dir's openLockFile, blocking until
+// it is granted, and returns its release. OpenEmbedded holds it from
+// creating the database through the integrity check and the migration, so
+// processes that start together (a harness launches one stdio process per
+// surface at once) open a new store one after another. Without it, two of
+// them turning a new file to WAL mode at the same moment collided: SQLite
+// refuses one of two connections that both hold a shared lock and both
+// want the exclusive one at once (SQLITE_BUSY, without waiting for the
+// busy timeout, since waiting would deadlock), and that process did not
+// start. Once the file is in WAL mode (which persists in the file) the
+// busy timeout covers what connections do.
+func lockOpening(dir string) (unlock func(), err error) {
+	l := flock.New(filepath.Join(dir, openLockFile), flock.SetPermissions(0o600))
+	if err := l.Lock(); err != nil {
+		return nil, fmt.Errorf("state: lock %s: %w (check gateway.state.path: the directory must be writable)", l.Path(), err)
+	}
+	return func() { _ = l.Unlock() }, nil
 }
 
 // checkSQLite runs SQLite's quick integrity check.

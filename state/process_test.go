@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +30,8 @@ const (
 // test binary with it selected and helperEnv naming the role, to get real
 // separate processes. Roles: append-file / append-pg (append COUNT events
 // once stdin closes) and wait (hold one call for approval, print the
-// outcome).
+// outcome) and open (open the embedded store in each directory read from
+// stdin, one line each, and print OPENED or FAILED).
 func TestHelperProcess(t *testing.T) {
 	role := os.Getenv(helperEnv)
 	if role == "" {
@@ -63,6 +66,18 @@ func TestHelperProcess(t *testing.T) {
 				t.Fatalf("%s append %d: %v", id, i, err)
 			}
 		}
+	case "open":
+		// Each line read is a directory: open the store there and say so.
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			s, err := OpenEmbedded(ctx, sc.Text())
+			if err != nil {
+				fmt.Fprintf(os.Stdout, "FAILED %v\n", err)
+				continue
+			}
+			s.Close()
+			fmt.Fprintln(os.Stdout, "OPENED")
+		}
 	case "wait":
 		s, err := OpenEmbedded(ctx, where)
 		if err != nil {
@@ -79,12 +94,21 @@ func TestHelperProcess(t *testing.T) {
 	}
 }
 
-// helper starts the test binary as a helper process of role.
+// helper starts the test binary as a helper process of role, what it
+// prints kept in the buffer returned.
 func helper(t *testing.T, role, where, id string, count int) (*exec.Cmd, io.WriteCloser, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), helperEnv+"="+role, helperWhereEnv+"="+where, helperIDEnv+"="+id, helperCountEnv+"="+strconv.Itoa(count))
 	out := new(bytes.Buffer)
+	cmd, gate := startHelper(t, role, where, id, count, out)
+	return cmd, gate, out
+}
+
+// startHelper starts the test binary as a helper process of role, writing
+// what it prints to out; gate is its stdin.
+func startHelper(t *testing.T, role, where, id string, count int, out io.Writer) (cmd *exec.Cmd, gate io.WriteCloser) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), helperEnv+"="+role, helperWhereEnv+"="+where, helperIDEnv+"="+id, helperCountEnv+"="+strconv.Itoa(count))
 	cmd.Stdout, cmd.Stderr = out, out
 	gate, err := cmd.StdinPipe()
 	if err != nil {
@@ -94,7 +118,7 @@ func helper(t *testing.T, role, where, id string, count int) (*exec.Cmd, io.Writ
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd, gate, out
+	return cmd, gate
 }
 
 // TestChainFourProcesses: 4 processes × 500 appends form one chain that
@@ -184,6 +208,53 @@ func TestChainFourProcesses(t *testing.T) {
 			return rep, evs
 		})
 	})
+}
+
+// TestEmbeddedFirstOpenTogether: processes that open one new store at the
+// same moment (a harness starts one stdio process per surface of a
+// workspace at once) all open it. Turning a new file to WAL mode takes
+// SQLite's exclusive lock, and a process that meets another doing the
+// same is refused at once (SQLITE_BUSY, whatever the busy timeout), which
+// was reported as a damaged database; opening is now serialised. Two
+// helper processes are handed each new directory together, round after
+// round: without the lock a few rounds in a hundred failed.
+func TestEmbeddedFirstOpenTogether(t *testing.T) {
+	t.Parallel()
+	const rounds, procs = 300, 2
+	type proc struct {
+		in  io.WriteCloser
+		out *bufio.Scanner
+	}
+	var ps []proc
+	for i := range procs {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, gate := startHelper(t, "open", "", fmt.Sprint("p", i), 0, w)
+		w.Close()
+		t.Cleanup(func() { r.Close() })
+		ps = append(ps, proc{gate, bufio.NewScanner(r)})
+	}
+	for r := range rounds {
+		dir := filepath.Join(t.TempDir(), ".toolgate")
+		for _, p := range ps {
+			if _, err := io.WriteString(p.in, dir+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, p := range ps {
+			line := ""
+			for p.out.Scan() {
+				if line = p.out.Text(); strings.HasPrefix(line, "OPENED") || strings.HasPrefix(line, "FAILED") {
+					break
+				}
+			}
+			if !strings.HasPrefix(line, "OPENED") {
+				t.Fatalf("round %d, process %d: %q", r, i, line)
+			}
+		}
+	}
 }
 
 // TestEmbeddedTwoProcesses: a call held by one process is listed and
