@@ -57,7 +57,7 @@ func OpenEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("state: create %s: %w (check gateway.state.path)", dir, err)
 	}
-	unlock, err := lockOpening(dir)
+	unlock, err := lockOpening(ctx, dir, openLockWait)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func OpenEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 	db.SetMaxOpenConns(8)
 	if err := checkSQLite(ctx, db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("state: %s is damaged or not a toolgate state database (%v); move it aside (pending approvals and tasks in it are lost) and start again", path, err)
+		return nil, openError(path, err)
 	}
 	d := dialect{name: "sqlite"}
 	if err := migrate(ctx, db, d); err != nil {
@@ -101,7 +101,13 @@ func OpenEmbedded(ctx context.Context, dir string) (*Embedded, error) {
 // openLockFile, beside the database, is what lockOpening locks.
 const openLockFile = DBFile + ".lock"
 
-// lockOpening takes an exclusive lock on dir's openLockFile, blocking until
+// openLockWait bounds how long OpenEmbedded waits for another process
+// opening the same store: an open takes milliseconds, so one that holds
+// the lock this long is stuck, and waiting on would hang this process's
+// start without saying why.
+const openLockWait = 30 * time.Second
+
+// lockOpening takes an exclusive lock on dir's openLockFile, waiting until
 // it is granted, and returns its release. OpenEmbedded holds it from
 // creating the database through the integrity check and the migration, so
 // processes that start together (a harness launches one stdio process per
@@ -112,13 +118,43 @@ const openLockFile = DBFile + ".lock"
 // busy timeout, since waiting would deadlock), and that process did not
 // start. Once the file is in WAL mode (which persists in the file) the
 // busy timeout covers what connections do.
-func lockOpening(dir string) (unlock func(), err error) {
+//
+// It waits at most wait (and no longer than ctx allows), then names the
+// lock file: a process stuck while opening holds it.
+func lockOpening(ctx context.Context, dir string, wait time.Duration) (unlock func(), err error) {
 	l := flock.New(filepath.Join(dir, openLockFile), flock.SetPermissions(0o600))
-	if err := l.Lock(); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	ok, err := l.TryLockContext(wctx, 5*time.Millisecond)
+	switch {
+	case ok:
+		return func() { _ = l.Unlock() }, nil
+	case err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled):
 		return nil, fmt.Errorf("state: lock %s: %w (check gateway.state.path: the directory must be writable)", l.Path(), err)
 	}
-	return func() { _ = l.Unlock() }, nil
+	return nil, fmt.Errorf("state: another process has held %s for %s while opening the store (%v); find it (`fuser %s`) and stop it if it is stuck, then start again", l.Path(), wait, context.Cause(wctx), l.Path())
 }
+
+// openError says what a failed integrity check of path means. A database
+// another program holds locked past the busy timeout is not damaged, and
+// moving it aside would lose the pending approvals and tasks in it, so
+// that case says to find the holder instead.
+func openError(path string, err error) error {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff {
+		case sqliteBusy, sqliteLocked:
+			return fmt.Errorf("state: %s is locked by another program (%v), past the 10 s wait; it is not damaged: find the program holding it (`fuser %s`), stop it, and start again", path, err, path)
+		}
+	}
+	return fmt.Errorf("state: %s is damaged or not a toolgate state database (%v); move it aside (pending approvals and tasks in it are lost) and start again", path, err)
+}
+
+// SQLite's primary result codes for a database another connection holds.
+const (
+	sqliteBusy   = 5
+	sqliteLocked = 6
+)
 
 // checkSQLite runs SQLite's quick integrity check.
 func checkSQLite(ctx context.Context, db *sql.DB) error {
