@@ -88,7 +88,7 @@ func (b *Bridge) listen() {
 			return
 		}
 		if stop {
-			b.log.Info("the bridged session hears no list changes: "+why)
+			b.log.Info("the bridged session hears no list changes: " + why)
 			return
 		}
 		wait = reopenDelay(wait, openFor)
