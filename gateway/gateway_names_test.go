@@ -1,17 +1,16 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/toolgate/toolgate/grantcheck"
+	"github.com/toolgate/toolgate/internal/syncbuf"
 	"github.com/toolgate/toolgate/pin"
 	"github.com/toolgate/toolgate/workspace"
 )
@@ -116,24 +115,6 @@ func TestCheckLockedNames(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink a test reads while the gateway writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServeNames: Open refuses a misspelt name as check does; a reload
 // with one is refused (status, audit) and the revision in force stays;
 // the fixed file reloads. A new lock dropping a name the workspace in
@@ -149,7 +130,7 @@ func TestServeNames(t *testing.T) {
 	}
 
 	writeNames(t, path, "tool:memory:read_graph", "read_graph")
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	g, err := Open(ctx, path, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

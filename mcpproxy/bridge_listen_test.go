@@ -19,7 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
+	"github.com/toolgate/toolgate/internal/syncbuf"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpproxy/internal/servertest"
 	"github.com/toolgate/toolgate/mcpproxy/transport"
@@ -281,7 +281,7 @@ func TestBridgeListenRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs syncbuf.Buffer
 			rec := newRecorder()
 			b := newBridge(t, &transport.Config{ID: "modern", URL: c.url, Timeout: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, rec, Hooks{CallTool: forwardAll})
 			b.listenWait = func(context.Context, time.Duration) bool {

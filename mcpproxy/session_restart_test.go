@@ -1,7 +1,6 @@
 package mcpproxy
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -11,26 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/syncbuf"
 	"github.com/toolgate/toolgate/mcpproxy/transport"
 )
-
-// lockedBuffer is a log sink the session's goroutines share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRestartBacksOff: a server that cannot start again (it exits at
 // once, saying why on stderr) is retried with a doubling wait by one
@@ -49,7 +31,7 @@ func TestRestartBacksOff(t *testing.T) {
 func testRestartBacksOff(t *testing.T, initialized bool) {
 	flag := filepath.Join(t.TempDir(), "fail")
 	cfg := tinyConfig("flaky", "TG_TINY_FAIL_IF="+flag)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	cfg.Stderr = &transport.StderrTail{}
 	var mu sync.Mutex

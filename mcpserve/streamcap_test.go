@@ -1,7 +1,6 @@
 package mcpserve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/syncbuf"
 	"github.com/toolgate/toolgate/jsonrpc"
 	"github.com/toolgate/toolgate/mcpwire"
 )
@@ -199,7 +199,7 @@ func TestStdioListenStreamCap(t *testing.T) {
 	serving.Add(2)
 	h := listenHandler(&serving)
 	inR, inW := io.Pipe()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ServeStdio(ctx, Options{Modern: h, Streams: caps.For("dev")}, inR, &out) }()
@@ -219,22 +219,4 @@ func TestStdioListenStreamCap(t *testing.T) {
 	if a, _ := caps.Open("dev"); a != 0 {
 		t.Fatalf("%d stream places still held after the instance ended", a)
 	}
-}
-
-// syncBuffer is an io.Writer safe to read while ServeStdio writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
