@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/syncbuf"
 )
 
 func TestParseAnchor(t *testing.T) {
@@ -81,23 +83,12 @@ func TestVerifyAnchoredHead(t *testing.T) {
 }
 
 // logLines is a slog handler's output, safe for the announcer's timer.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logLines struct{ syncbuf.Buffer }
 
 // heads returns the anchors logged, with the reason of each.
 func (l *logLines) heads(t *testing.T) (anchors []string, reasons []string) {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range bytes.Split(bytes.TrimSpace(l.buf.Bytes()), []byte("\n")) {
+	for _, line := range bytes.Split(bytes.TrimSpace([]byte(l.String())), []byte("\n")) {
 		var rec struct {
 			Msg, Anchor, At string
 		}
